@@ -1,0 +1,383 @@
+package bindings
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// BrokerConfig configures a Broker. The zero value of each optional field is
+// the safe default, stated on the field.
+type BrokerConfig struct {
+	// Catalog holds the tools. Required.
+	Catalog *tools.Catalog
+	// Authorizer decides every call. If nil, DefaultAuthorizer.
+	Authorizer Authorizer
+	// Audit receives one record per attempted call and one per run
+	// (DESIGN.md §10). If nil, records are discarded.
+	Audit *slog.Logger
+	// Logger receives operational messages (a tool that panicked, say). If
+	// nil, they are discarded.
+	Logger *slog.Logger
+	// CallTimeout bounds one tool call. If zero, 30 s; a run's own deadline
+	// applies as well.
+	CallTimeout time.Duration
+	// MaxOutputBytes caps one tool result when the tool sets no OutputBudget.
+	// If zero, 4 MiB.
+	MaxOutputBytes int
+}
+
+// Broker is the single path of every tool call, from code or direct: lookup,
+// validation, authorization, budgets, dispatch, output budget and audit.
+// It is safe for concurrent use.
+type Broker struct {
+	catalog   *tools.Catalog
+	auth      atomic.Pointer[authorizerBox]
+	audit     *slog.Logger
+	log       *slog.Logger
+	timeout   time.Duration
+	maxOutput int
+}
+
+type authorizerBox struct{ a Authorizer }
+
+// NewBroker returns a broker for cfg.
+func NewBroker(cfg BrokerConfig) (*Broker, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("bindings: BrokerConfig.Catalog is required")
+	}
+	b := &Broker{
+		catalog:   cfg.Catalog,
+		audit:     cfg.Audit,
+		log:       cfg.Logger,
+		timeout:   cfg.CallTimeout,
+		maxOutput: cfg.MaxOutputBytes,
+	}
+	if b.audit == nil {
+		b.audit = slog.New(slog.DiscardHandler)
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.timeout <= 0 {
+		b.timeout = 30 * time.Second
+	}
+	if b.maxOutput <= 0 {
+		b.maxOutput = 4 << 20
+	}
+	a := cfg.Authorizer
+	if a == nil {
+		a = DefaultAuthorizer{}
+	}
+	b.auth.Store(&authorizerBox{a})
+	return b, nil
+}
+
+// Catalog returns the broker's catalog.
+func (b *Broker) Catalog() *tools.Catalog { return b.catalog }
+
+// SetAuthorizer swaps the authorizer atomically; calls already past
+// authorization are not affected, every later call sees the new one.
+func (b *Broker) SetAuthorizer(a Authorizer) {
+	if a == nil {
+		a = DefaultAuthorizer{}
+	}
+	b.auth.Store(&authorizerBox{a})
+}
+
+func (b *Broker) authorizer() Authorizer { return b.auth.Load().a }
+
+// Exposed returns the tools offered to caller for p, sorted by name.
+func (b *Broker) Exposed(caller tools.Caller, p Principal) []*tools.Tool {
+	a := b.authorizer()
+	all := b.catalog.List()
+	out := all[:0]
+	for _, t := range all {
+		if a.Exposes(t, caller, p) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// CallDirect performs a call made by the model through MCP (caller direct).
+func (b *Broker) CallDirect(ctx context.Context, p Principal, name string, args json.RawMessage) (json.RawMessage, error) {
+	r := &run{b: b, principal: p, caller: tools.Direct, start: time.Now(),
+		limits: sandbox.Limits{MaxCalls: 1, MaxInFlight: 1}.Resolve()}
+	r.init()
+	return r.Call(ctx, name, args)
+}
+
+// run is the per-run state: it implements sandbox.Host for one program.
+type run struct {
+	b         *Broker
+	id        string
+	principal Principal
+	caller    tools.Caller
+	limits    sandbox.Limits
+	start     time.Time
+	sem       *semaphore.Weighted
+	progress  func(sandbox.CallStats)
+
+	seq atomic.Int64
+
+	mu    sync.Mutex // guards stats
+	stats sandbox.CallStats
+}
+
+func (r *run) init() {
+	r.sem = semaphore.NewWeighted(int64(r.limits.MaxInFlight))
+	r.stats.ByTool = make(map[string]int)
+}
+
+var _ sandbox.Host = (*run)(nil)
+
+// outcome of one call for the stats.
+type outcome int
+
+const (
+	outOK outcome = iota
+	outFailed
+	outDenied
+)
+
+// Call implements sandbox.Host.
+func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	seq := int(r.seq.Add(1))
+	t0 := time.Now()
+	rec := auditCall{seq: seq, tool: name}
+	defer func() {
+		e := sandbox.AsError(err, sandbox.EToolFailed)
+		rec.err = e
+		rec.resultBytes = len(res)
+		rec.dur = time.Since(t0)
+		r.finishCall(rec)
+	}()
+
+	if seq > r.limits.MaxCalls {
+		rec.decision = "limit"
+		return nil, &sandbox.Error{Code: sandbox.EToolCallLimit, Tool: safeName(name),
+			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
+			Hint:    "Batch the work into fewer calls, or filter before calling."}
+	}
+	t, ok := r.b.catalog.Lookup(name)
+	if !ok {
+		rec.tool = safeName(name)
+		rec.decision = "unknown"
+		return nil, unknownTool(name)
+	}
+	rec.known = true
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	rec.args = args
+	if err := t.Validate(args); err != nil {
+		rec.decision = "invalid"
+		return nil, err
+	}
+
+	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
+		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
+	r.mu.Lock()
+	info.Calls = r.stats.Total
+	info.CallsByTool = make(map[string]int, len(r.stats.ByTool))
+	for k, v := range r.stats.ByTool {
+		info.CallsByTool[k] = v
+	}
+	r.mu.Unlock()
+	d := r.b.authorizer().Authorize(ctx, info)
+	rec.rule = d.Rule
+	if !d.Allow {
+		rec.decision = "deny"
+		msg := d.Message
+		if msg == "" {
+			msg = "the policy denied this call"
+		}
+		return nil, &sandbox.Error{Code: sandbox.EToolDenied, Tool: t.Name, Rule: d.Rule,
+			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: d.Hint}
+	}
+	rec.decision = "allow"
+
+	if err := r.sem.Acquire(ctx, 1); err != nil {
+		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	}
+	defer r.sem.Release(1)
+
+	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
+	defer cancel()
+	res, err = r.b.dispatch(cctx, t, args)
+	if err != nil {
+		if ctx.Err() != nil { // the run ended, not the tool
+			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+		}
+		if cctx.Err() != nil {
+			return nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name, Retryable: true,
+				Message: fmt.Sprintf("tool %s did not answer within %s", t.Name, r.b.timeout),
+				Hint:    "Try again later, or ask for less data."}
+		}
+		return nil, err
+	}
+	budget := t.OutputBudget
+	if budget <= 0 {
+		budget = r.b.maxOutput
+	}
+	if len(res) > budget {
+		n := len(res)
+		return nil, &sandbox.Error{Code: sandbox.EOutputLimit, Tool: t.Name,
+			Message: fmt.Sprintf("tool %s returned %d bytes, over its %d-byte output budget", t.Name, n, budget),
+			Hint:    "Ask for less: narrow the arguments or paginate."}
+	}
+	return res, nil
+}
+
+// dispatch runs the handler, turning a panic or a bare Go error into an
+// *sandbox.Error that leaks nothing.
+func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessage) (res json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
+			res, err = nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name,
+				Message: "tool " + t.Name + " failed with an internal error"}
+		}
+	}()
+	res, err = t.Handler(ctx, args)
+	if err != nil {
+		var e *sandbox.Error
+		if !errors.As(err, &e) {
+			b.log.Warn("tool failed", "tool", t.Name, "err", err.Error())
+			e = &sandbox.Error{Code: sandbox.EToolFailed, Message: "tool " + t.Name + " failed"}
+		}
+		if e.Tool == "" {
+			c := *e
+			c.Tool = t.Name
+			e = &c
+		}
+		return nil, e
+	}
+	if len(res) == 0 {
+		res = json.RawMessage("null")
+	}
+	return res, nil
+}
+
+type auditCall struct {
+	seq         int
+	tool        string
+	known       bool
+	decision    string
+	rule        string
+	args        json.RawMessage
+	resultBytes int
+	dur         time.Duration
+	err         *sandbox.Error
+}
+
+func (r *run) finishCall(a auditCall) {
+	o := outOK
+	if a.err != nil {
+		o = outFailed
+		if a.err.Code == sandbox.EToolDenied {
+			o = outDenied
+		}
+	}
+	r.mu.Lock()
+	r.stats.Total++
+	switch o {
+	case outOK:
+		r.stats.OK++
+	case outFailed:
+		r.stats.Failed++
+	case outDenied:
+		r.stats.Denied++
+	}
+	if a.known {
+		r.stats.ByTool[a.tool]++
+	}
+	var snap sandbox.CallStats
+	if r.progress != nil {
+		snap = r.snapshotLocked()
+	}
+	r.mu.Unlock()
+	if r.progress != nil {
+		r.progress(snap)
+	}
+
+	if !r.b.audit.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	code := ""
+	if a.err != nil {
+		code = string(a.err.Code)
+	}
+	r.b.audit.LogAttrs(context.Background(), slog.LevelInfo, "call",
+		slog.String("run_id", r.id),
+		slog.Int("seq", a.seq),
+		slog.String("caller", string(r.caller)),
+		slog.String("principal", r.principal.ID),
+		slog.String("tool", a.tool),
+		slog.String("decision", a.decision),
+		slog.String("rule", a.rule),
+		slog.String("code", code),
+		slog.Float64("duration_ms", ms(a.dur)),
+		slog.String("args_sha256", hashArgs(a.args)),
+		slog.Int("result_bytes", a.resultBytes),
+	)
+}
+
+func (r *run) snapshotLocked() sandbox.CallStats {
+	s := r.stats
+	s.ByTool = make(map[string]int, len(r.stats.ByTool))
+	for k, v := range r.stats.ByTool {
+		s.ByTool[k] = v
+	}
+	return s
+}
+
+func (r *run) snapshot() sandbox.CallStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
+}
+
+func unknownTool(name string) *sandbox.Error {
+	return &sandbox.Error{Code: sandbox.EToolUnknown, Tool: safeName(name),
+		Message: fmt.Sprintf("no tool named %q is available", safeName(name)),
+		Hint:    "Call only the tools listed in run_code's description (tools.<name>), or find one with search_tools."}
+}
+
+// safeName caps and cleans a guest-supplied tool name for messages and logs.
+func safeName(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func hashArgs(args json.RawMessage) string {
+	if args == nil {
+		return ""
+	}
+	h := sha256.Sum256(args)
+	return hex.EncodeToString(h[:])
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

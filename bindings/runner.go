@@ -1,0 +1,199 @@
+package bindings
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	// Broker answers the programs' tool calls. Required.
+	Broker *Broker
+	// Executor runs programs: an in-process engine or the process pool.
+	// Required.
+	Executor sandbox.Executor
+	// Limits is the operator's ceiling. A request may lower a limit, never
+	// raise it. Zero fields take the defaults of DESIGN.md §6; Timeout is
+	// further capped at sandbox.MaxTimeout.
+	Limits sandbox.Limits
+	// Languages lists the languages the executor accepts. If empty, JavaScript
+	// only.
+	Languages []sandbox.Language
+}
+
+// Runner runs programs for run_code and the CLI: it resolves limits, binds
+// the tools the policy exposes to code, runs the program under a deadline
+// with a per-run Host from the broker, and assembles the Result.
+type Runner struct {
+	broker *Broker
+	exec   sandbox.Executor
+	limits sandbox.Limits
+	langs  []sandbox.Language
+}
+
+// NewRunner returns a Runner for cfg.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if cfg.Broker == nil || cfg.Executor == nil {
+		return nil, errors.New("bindings: RunnerConfig needs a Broker and an Executor")
+	}
+	l := cfg.Limits.Resolve()
+	if l.Timeout > sandbox.MaxTimeout {
+		l.Timeout = sandbox.MaxTimeout
+	}
+	langs := cfg.Languages
+	if len(langs) == 0 {
+		langs = []sandbox.Language{sandbox.JavaScript}
+	}
+	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, langs: append([]sandbox.Language(nil), langs...)}, nil
+}
+
+// Limits returns the operator's ceiling.
+func (r *Runner) Limits() sandbox.Limits { return r.limits }
+
+// Broker returns the runner's broker.
+func (r *Runner) Broker() *Broker { return r.broker }
+
+// RunRequest is one program to run.
+type RunRequest struct {
+	Program sandbox.Program
+	// Limits requested for this run; zero fields take the ceiling's values.
+	Limits    sandbox.Limits
+	Principal Principal
+	// Progress, if set, is called after each tool call completes, with the
+	// counts so far. It is called from the goroutine that made the call and
+	// must not block.
+	Progress func(sandbox.CallStats)
+}
+
+// Run runs one program and always returns a Result; a failed program is a
+// Result with OK false and an Error, never a Go error.
+func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
+	start := time.Now()
+	id := newRunID()
+	lim := r.requestLimits(req.Limits)
+	h := &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
+		limits: lim, start: start, progress: req.Progress}
+	h.init()
+	if req.Principal.ID == "" {
+		h.principal = LocalPrincipal
+	}
+
+	var out *sandbox.Outcome
+	if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
+		out = &sandbox.Outcome{Err: &sandbox.Error{Code: sandbox.ESyntax,
+			Message: "language " + safeName(string(lang)) + " is not enabled on this server",
+			Hint:    "Submit JavaScript (language \"javascript\")."}}
+	} else {
+		if req.Program.Language == "" {
+			req.Program.Language = sandbox.JavaScript
+		}
+		bound := r.broker.Exposed(tools.Code, h.principal)
+		names := make([]string, len(bound))
+		for i, t := range bound {
+			names[i] = t.Name
+		}
+		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: lim, Tools: names}
+		// No deadline here: executors enforce job.Limits.Timeout from the
+		// moment the program starts, so time spent waiting for a worker does
+		// not eat the program's own budget.
+		out = r.exec.Execute(ctx, job, h)
+		if out == nil {
+			out = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
+		}
+	}
+
+	res := &sandbox.Result{
+		OK:         out.Err == nil,
+		Result:     out.Value,
+		Logs:       out.Logs,
+		Calls:      h.snapshot(),
+		Truncated:  out.LogsTruncated,
+		DurationMS: ms(time.Since(start)),
+		RunID:      id,
+		Error:      out.Err,
+	}
+	if res.Logs == nil {
+		res.Logs = []string{}
+	}
+	if !res.OK || len(res.Result) == 0 {
+		res.Result = json.RawMessage("null")
+	}
+	r.auditRun(res, h.principal)
+	return res
+}
+
+func (r *Runner) requestLimits(req sandbox.Limits) sandbox.Limits {
+	if req.Timeout > r.limits.Timeout {
+		req.Timeout = r.limits.Timeout
+	}
+	zeroToCeiling := func(v *int, c int) {
+		if *v <= 0 {
+			*v = c
+		}
+	}
+	if req.Timeout <= 0 {
+		req.Timeout = r.limits.Timeout
+	}
+	if req.MemoryBytes <= 0 {
+		req.MemoryBytes = r.limits.MemoryBytes
+	}
+	zeroToCeiling(&req.MaxCalls, r.limits.MaxCalls)
+	zeroToCeiling(&req.MaxInFlight, r.limits.MaxInFlight)
+	zeroToCeiling(&req.MaxResultBytes, r.limits.MaxResultBytes)
+	zeroToCeiling(&req.MaxLogBytes, r.limits.MaxLogBytes)
+	zeroToCeiling(&req.MaxSourceBytes, r.limits.MaxSourceBytes)
+	zeroToCeiling(&req.MaxModuleBytes, r.limits.MaxModuleBytes)
+	zeroToCeiling(&req.MaxStackFrames, r.limits.MaxStackFrames)
+	return req.Within(r.limits)
+}
+
+func (r *Runner) accepts(l sandbox.Language) bool {
+	for _, x := range r.langs {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
+	a := r.broker.audit
+	if !a.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	code := ""
+	if res.Error != nil {
+		code = string(res.Error.Code)
+	}
+	decision := "ok"
+	if !res.OK {
+		decision = "error"
+	}
+	a.LogAttrs(context.Background(), slog.LevelInfo, "run",
+		slog.String("run_id", res.RunID),
+		slog.Int("seq", 0),
+		slog.String("caller", string(tools.Code)),
+		slog.String("principal", p.ID),
+		slog.String("tool", "run_code"),
+		slog.String("decision", decision),
+		slog.String("rule", ""),
+		slog.String("code", code),
+		slog.Float64("duration_ms", res.DurationMS),
+		slog.Int("calls", res.Calls.Total),
+		slog.Int("result_bytes", len(res.Result)),
+	)
+}
+
+func newRunID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,109 @@
+package bindings
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// scriptExec is an Executor that makes the calls it is given and returns
+// their results as a JSON array; it stands in for an engine so that the
+// Runner's own work (limits, bindings, stats, assembly) is tested alone. The
+// engines have their own tests, and the end-to-end tests use the real ones.
+type scriptExec struct {
+	calls []string
+	job   *sandbox.Job
+	fail  *sandbox.Error
+}
+
+func (s *scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host) *sandbox.Outcome {
+	s.job = job
+	var out []json.RawMessage
+	for _, c := range s.calls {
+		res, err := host.Call(ctx, c, json.RawMessage(`{}`))
+		if err != nil {
+			res = json.RawMessage(`"` + string(sandbox.AsError(err, "").Code) + `"`)
+		}
+		out = append(out, res)
+	}
+	if s.fail != nil {
+		return &sandbox.Outcome{Err: s.fail, Logs: []string{"partial"}}
+	}
+	v, _ := json.Marshal(out)
+	return &sandbox.Outcome{Value: v}
+}
+
+func TestRunnerAssemblesResult(t *testing.T) {
+	d := echo("direct_only")
+	d.AllowedCallers = []tools.Caller{tools.Direct}
+	b := newBroker(t, BrokerConfig{}, echo("a"), echo("b"), d)
+	ex := &scriptExec{calls: []string{"a", "a", "b", "direct_only", "zzz"}}
+	r, err := NewRunner(RunnerConfig{Broker: b, Executor: ex, Limits: sandbox.Limits{Timeout: 5 * time.Second, MaxCalls: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background(), RunRequest{Program: sandbox.Program{Source: "x"},
+		Limits: sandbox.Limits{Timeout: time.Hour, MaxCalls: 50}})
+	if !res.OK || res.Error != nil {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := string(res.Result); got != `[{},{},{},"E_TOOL_DENIED","E_TOOL_UNKNOWN"]` {
+		t.Errorf("result = %s", got)
+	}
+	c := res.Calls
+	if c.Total != 5 || c.OK != 3 || c.Denied != 1 || c.Failed != 1 || c.ByTool["a"] != 2 || c.ByTool["b"] != 1 {
+		t.Errorf("calls = %+v", c)
+	}
+	if !strings.HasPrefix(res.RunID, "run_") || res.Logs == nil {
+		t.Errorf("run id %q, logs %v", res.RunID, res.Logs)
+	}
+	// Limits: lowered by the request, never raised past the ceiling.
+	if ex.job.Limits.Timeout != 5*time.Second || ex.job.Limits.MaxCalls != 50 {
+		t.Errorf("job limits = %+v", ex.job.Limits)
+	}
+	// Direct-only tools are not bound in programs.
+	if got := strings.Join(ex.job.Tools, ","); got != "a,b" {
+		t.Errorf("bound tools = %s", got)
+	}
+}
+
+func TestRunnerFailure(t *testing.T) {
+	b := newBroker(t, BrokerConfig{}, echo("a"))
+	ex := &scriptExec{calls: []string{"a"}, fail: sandbox.Errorf(sandbox.EGuestError, "", "boom")}
+	r, _ := NewRunner(RunnerConfig{Broker: b, Executor: ex})
+	res := r.Run(context.Background(), RunRequest{Program: sandbox.Program{Source: "x"}})
+	if res.OK || res.Error.Code != sandbox.EGuestError || string(res.Result) != "null" {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.Calls.Total != 1 || len(res.Logs) != 1 {
+		t.Errorf("partial calls/logs lost: %+v", res)
+	}
+}
+
+func TestRunnerRejectsLanguage(t *testing.T) {
+	b := newBroker(t, BrokerConfig{})
+	ex := &scriptExec{}
+	r, _ := NewRunner(RunnerConfig{Broker: b, Executor: ex})
+	res := r.Run(context.Background(), RunRequest{Program: sandbox.Program{Language: sandbox.WASM}})
+	if res.OK || res.Error == nil || res.Error.Hint == "" || ex.job != nil {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+func TestLimitsNeverRaised(t *testing.T) {
+	ceiling := sandbox.Limits{Timeout: 2 * time.Second, MaxCalls: 10, MaxResultBytes: 100}
+	b := newBroker(t, BrokerConfig{})
+	r, _ := NewRunner(RunnerConfig{Broker: b, Executor: &scriptExec{}, Limits: ceiling})
+	got := r.requestLimits(sandbox.Limits{Timeout: time.Minute, MaxCalls: 1 << 20, MaxResultBytes: 1 << 30, MaxLogBytes: 10})
+	if got.Timeout != 2*time.Second || got.MaxCalls != 10 || got.MaxResultBytes != 100 || got.MaxLogBytes != 10 {
+		t.Fatalf("limits = %+v", got)
+	}
+	if d := sandbox.DefaultLimits(); got.MaxInFlight != d.MaxInFlight || got.MemoryBytes != d.MemoryBytes {
+		t.Fatalf("unset limits not defaulted: %+v", got)
+	}
+}

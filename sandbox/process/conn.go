@@ -1,0 +1,200 @@
+package process
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// frameWriter coalesces frames from many goroutines into few writes: one
+// goroutine drains a queue of encoded frames into a buffered writer and
+// flushes when the queue is empty. Under load (a 1,000-call fan-out) many
+// frames share one write system call; when idle a frame is written at once.
+type frameWriter struct {
+	q    chan qframe
+	done chan struct{}
+	err  atomic.Pointer[error] // the first write error
+
+	mu     sync.RWMutex // senders hold it shared, close exclusively
+	closed bool
+}
+
+func newFrameWriter(w io.Writer) *frameWriter {
+	fw := &frameWriter{q: make(chan qframe, 256), done: make(chan struct{})}
+	go fw.loop(bufio.NewWriterSize(w, 64<<10))
+	return fw
+}
+
+// qframe is a queued frame; flushed, if set, is closed once the frame has
+// been written to the underlying writer (or writing failed).
+type qframe struct {
+	b       []byte
+	flushed chan struct{}
+}
+
+func (fw *frameWriter) loop(bw *bufio.Writer) {
+	defer close(fw.done)
+	var acks []chan struct{}
+	for f := range fw.q {
+		_, err := bw.Write(f.b)
+		if f.flushed != nil {
+			acks = append(acks, f.flushed)
+		}
+	drain:
+		for err == nil {
+			select {
+			case f, ok := <-fw.q:
+				if !ok {
+					break drain
+				}
+				_, err = bw.Write(f.b)
+				if f.flushed != nil {
+					acks = append(acks, f.flushed)
+				}
+			default:
+				break drain
+			}
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		for _, a := range acks {
+			close(a)
+		}
+		acks = acks[:0]
+		if err != nil {
+			fw.err.Store(&err)
+			for f := range fw.q { // keep draining, so no sender blocks, until close
+				if f.flushed != nil {
+					close(f.flushed)
+				}
+			}
+			return
+		}
+	}
+}
+
+// send queues one frame. It fails once a write has failed or the writer is
+// closed.
+func (fw *frameWriter) send(kind byte, body []byte) error {
+	buf := make([]byte, headerSize+1+len(body))
+	binary.BigEndian.PutUint32(buf, uint32(1+len(body)))
+	buf[headerSize] = kind
+	copy(buf[headerSize+1:], body)
+	return fw.sendRaw(buf)
+}
+
+// sendRaw queues one encoded frame.
+func (fw *frameWriter) sendRaw(frame []byte) error {
+	return fw.enqueue(qframe{b: frame})
+}
+
+// sendSync queues one frame and waits until it has been written, so that it
+// survives the process dying right after (logs stream this way).
+func (fw *frameWriter) sendSync(kind byte, body []byte) error {
+	buf := make([]byte, headerSize+1+len(body))
+	binary.BigEndian.PutUint32(buf, uint32(1+len(body)))
+	buf[headerSize] = kind
+	copy(buf[headerSize+1:], body)
+	f := qframe{b: buf, flushed: make(chan struct{})}
+	if err := fw.enqueue(f); err != nil {
+		return err
+	}
+	<-f.flushed
+	return fw.failed()
+}
+
+func (fw *frameWriter) failed() error {
+	if p := fw.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (fw *frameWriter) enqueue(f qframe) error {
+	fw.mu.RLock()
+	defer fw.mu.RUnlock()
+	if err := fw.failed(); err != nil {
+		return err
+	}
+	if fw.closed {
+		return errors.New("frame writer closed")
+	}
+	fw.q <- f
+	return nil
+}
+
+// close flushes what is queued and stops the writer.
+func (fw *frameWriter) close() error {
+	fw.mu.Lock()
+	if !fw.closed {
+		fw.closed = true
+		close(fw.q)
+	}
+	fw.mu.Unlock()
+	<-fw.done
+	return fw.failed()
+}
+
+// The hot frames — tool calls and their results — have a binary envelope
+// around the raw JSON, so that a 5 KB result is neither re-encoded nor
+// re-validated on its way through:
+//
+//	call:   id uint64 | len(tool) uint16 | tool | args JSON
+//	result: id uint64 | 0 | result JSON      (success)
+//	        id uint64 | 1 | *sandbox.Error as JSON
+//
+// The broker validated the result's JSON already; the worker's engine parses
+// it with its own bounded builder.
+
+func encodeCall(id uint64, tool string, args []byte) ([]byte, error) {
+	if len(tool) > 0xffff {
+		return nil, errors.New("tool name too long")
+	}
+	n := 8 + 2 + len(tool) + len(args)
+	buf := make([]byte, headerSize+1+n)
+	binary.BigEndian.PutUint32(buf, uint32(1+n))
+	buf[4] = kindCall
+	b := buf[5:]
+	binary.BigEndian.PutUint64(b, id)
+	binary.BigEndian.PutUint16(b[8:], uint16(len(tool)))
+	copy(b[10:], tool)
+	copy(b[10+len(tool):], args)
+	return buf, nil
+}
+
+func decodeCall(body []byte) (callMsg, error) {
+	if len(body) < 10 {
+		return callMsg{}, errors.New("short call frame")
+	}
+	id := binary.BigEndian.Uint64(body)
+	tl := int(binary.BigEndian.Uint16(body[8:]))
+	if id == 0 || tl == 0 || len(body) < 10+tl {
+		return callMsg{}, errors.New("call frame without id or tool")
+	}
+	return callMsg{ID: id, Tool: string(body[10 : 10+tl]), Args: body[10+tl:]}, nil
+}
+
+func encodeResult(id uint64, isErr bool, payload []byte) []byte {
+	n := 8 + 1 + len(payload)
+	buf := make([]byte, headerSize+1+n)
+	binary.BigEndian.PutUint32(buf, uint32(1+n))
+	buf[4] = kindResult
+	b := buf[5:]
+	binary.BigEndian.PutUint64(b, id)
+	if isErr {
+		b[8] = 1
+	}
+	copy(b[9:], payload)
+	return buf
+}
+
+func decodeResult(body []byte) (id uint64, isErr bool, payload []byte, err error) {
+	if len(body) < 9 || body[8] > 1 {
+		return 0, false, nil, errors.New("malformed result frame")
+	}
+	return binary.BigEndian.Uint64(body), body[8] == 1, body[9:], nil
+}

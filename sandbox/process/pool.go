@@ -1,0 +1,553 @@
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// Config configures a Pool. Zero values are the documented defaults.
+type Config struct {
+	// Command starts one worker: a path and its arguments. If empty, this
+	// executable re-executed with the hidden "worker" subcommand.
+	Command []string
+	// Size is the number of warm workers kept ready. If zero, the number of
+	// CPUs.
+	Size int
+	// Queue is how many jobs may wait for a worker when all are busy; past it
+	// a job gets E_BUSY at once. If zero, 4 × Size. Negative means no queue.
+	Queue int
+	// QueueTimeout is how long a job may wait for a worker before E_BUSY.
+	// Waiting does not count against the job's own time limit. If zero, 5 s.
+	QueueTimeout time.Duration
+	// Grace is how long past a job's deadline the supervisor waits for the
+	// worker's own E_TIMEOUT before it kills the worker. If zero, 100 ms.
+	Grace time.Duration
+	// StartTimeout bounds a worker's start-up (until it reports ready). If
+	// zero, 10 s.
+	StartTimeout time.Duration
+	// MemoryBytes is the per-worker memory ceiling, handed to the worker as
+	// GOMEMLIMIT; the worker's own rlimits are set by its Restrict hook. If
+	// zero, the default run limit (256 MiB).
+	MemoryBytes int64
+	// SysProcAttr, if set, is used to start workers (namespaces, a
+	// parent-death signal). Setpgid and Pdeathsig are always forced on.
+	SysProcAttr *syscall.SysProcAttr
+	// Env is the worker's whole environment besides GOMEMLIMIT. If nil,
+	// empty: a worker holds no tokens or configuration.
+	Env []string
+	// Logger receives operational messages. If nil, discarded.
+	Logger *slog.Logger
+	// OnStart, if set, is called with each worker's PID once it has started
+	// (to place it in a cgroup, say). An error kills the worker.
+	OnStart func(pid int) error
+	// OnExit, if set, is called with each worker's PID after it is reaped.
+	OnExit func(pid int)
+}
+
+// Pool runs jobs in pre-forked worker processes, one job per worker. It
+// implements sandbox.Executor and is safe for concurrent use.
+type Pool struct {
+	cfg   Config
+	log   *slog.Logger
+	ready chan *worker
+	slots chan struct{} // one token per warm or starting worker
+	wait  chan struct{} // one token per job waiting for a worker
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	fillWG sync.WaitGroup
+
+	mu      sync.Mutex // guards live and lastErr
+	live    map[*worker]struct{}
+	lastErr error
+}
+
+var _ sandbox.Executor = (*Pool)(nil)
+
+// New starts a pool and begins filling it in the background.
+func New(cfg Config) (*Pool, error) {
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("process: cannot find this executable: %w", err)
+		}
+		cfg.Command = []string{exe, "worker"}
+	}
+	cfg.Command = append([]string(nil), cfg.Command...)
+	if cfg.Size <= 0 {
+		cfg.Size = runtime.NumCPU()
+	}
+	if cfg.Queue == 0 {
+		cfg.Queue = 4 * cfg.Size
+	}
+	if cfg.Queue < 0 {
+		cfg.Queue = 0
+	}
+	if cfg.QueueTimeout <= 0 {
+		cfg.QueueTimeout = 5 * time.Second
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 100 * time.Millisecond
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if cfg.MemoryBytes <= 0 {
+		cfg.MemoryBytes = sandbox.DefaultLimits().MemoryBytes
+	}
+	cfg.Env = append([]string(nil), cfg.Env...)
+	p := &Pool{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		ready: make(chan *worker, cfg.Size),
+		slots: make(chan struct{}, cfg.Size),
+		wait:  make(chan struct{}, cfg.Queue),
+		live:  make(map[*worker]struct{}),
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	closeOnExecInherited()
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.fillWG.Add(1)
+	go p.fill()
+	return p, nil
+}
+
+// Close stops refilling and kills every worker, idle or busy. Jobs running
+// on killed workers end with E_CANCELLED.
+func (p *Pool) Close() error {
+	p.cancel()
+	p.fillWG.Wait()
+	p.mu.Lock()
+	ws := make([]*worker, 0, len(p.live))
+	for w := range p.live {
+		ws = append(ws, w)
+	}
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.kill(endShutdown)
+	}
+	for _, w := range ws {
+		w.release()
+	}
+	return nil
+}
+
+// fill keeps Size workers warm or starting.
+func (p *Pool) fill() {
+	defer p.fillWG.Done()
+	backoff := 10 * time.Millisecond
+	for {
+		select {
+		case p.slots <- struct{}{}:
+		case <-p.ctx.Done():
+			return
+		}
+		w, err := p.start()
+		if err != nil {
+			<-p.slots
+			p.mu.Lock()
+			p.lastErr = err
+			p.mu.Unlock()
+			p.log.Error("worker did not start", "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-p.ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 10 * time.Millisecond
+		p.mu.Lock()
+		p.lastErr = nil
+		p.mu.Unlock()
+		select {
+		case p.ready <- w:
+		case <-p.ctx.Done():
+			w.kill(endShutdown)
+			w.release()
+			return
+		}
+	}
+}
+
+// Execute implements sandbox.Executor: it takes a warm worker (waiting in the
+// bounded queue if none is free), sends it the job, answers its tool calls
+// through host, and discards it afterwards.
+func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host) *sandbox.Outcome {
+	w, err := p.acquire(ctx)
+	if err != nil {
+		return &sandbox.Outcome{Err: err}
+	}
+	<-p.slots // the filler may start a replacement now
+	return w.run(ctx, job, host, p.cfg.Grace)
+}
+
+func (p *Pool) acquire(ctx context.Context) (*worker, *sandbox.Error) {
+	select {
+	case w := <-p.ready:
+		return w, nil
+	default:
+	}
+	select {
+	case p.wait <- struct{}{}:
+		defer func() { <-p.wait }()
+	default:
+		return nil, p.busy("every worker is busy and the queue is full")
+	}
+	t := time.NewTimer(p.cfg.QueueTimeout)
+	defer t.Stop()
+	select {
+	case w := <-p.ready:
+		return w, nil
+	case <-t.C:
+		return nil, p.busy(fmt.Sprintf("no worker became free within %s", p.cfg.QueueTimeout))
+	case <-ctx.Done():
+		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	case <-p.ctx.Done():
+		return nil, sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
+	}
+}
+
+func (p *Pool) busy(msg string) *sandbox.Error {
+	p.mu.Lock()
+	last := p.lastErr
+	p.mu.Unlock()
+	if last != nil {
+		msg += "; workers are failing to start"
+	}
+	return sandbox.Errorf(sandbox.EBusy, "Try again in a moment; the server is at capacity.", msg)
+}
+
+// start launches one worker and waits until it reports ready.
+func (p *Pool) start() (*worker, error) {
+	jobR, jobW, err := os.Pipe() // server → worker
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe() // worker → server
+	if err != nil {
+		jobR.Close()
+		jobW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(p.cfg.Command[0], p.cfg.Command[1:]...)
+	// GOMAXPROCS set explicitly, and the GODEBUG settings, keep the runtime
+	// from opening cgroup files to track CPU quotas: a worker holds no open
+	// files but its pipes.
+	cmd.Env = append(append([]string(nil), p.cfg.Env...),
+		"GOMEMLIMIT="+strconv.FormatInt(p.cfg.MemoryBytes, 10),
+		"GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"GODEBUG=containermaxprocs=0,updatemaxprocs=0")
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{jobR, outW} // fd 3: frames in, fd 4: frames out
+	stderr := &capBuffer{max: 16 << 10}
+	cmd.Stderr = stderr
+	attr := &syscall.SysProcAttr{}
+	if p.cfg.SysProcAttr != nil {
+		*attr = *p.cfg.SysProcAttr
+	}
+	attr.Setpgid = true
+	attr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr = attr
+	err = cmd.Start()
+	jobR.Close()
+	outW.Close()
+	if err != nil {
+		jobW.Close()
+		outR.Close()
+		return nil, err
+	}
+	w := &worker{pool: p, cmd: cmd, in: outR, out: jobW, br: bufio.NewReaderSize(outR, 64<<10),
+		fw: newFrameWriter(jobW), stderr: stderr, exited: make(chan struct{})}
+	p.mu.Lock()
+	p.live[w] = struct{}{}
+	p.mu.Unlock()
+	go w.reap()
+	if p.cfg.OnStart != nil {
+		if err := p.cfg.OnStart(cmd.Process.Pid); err != nil {
+			w.kill(endShutdown)
+			w.release()
+			return nil, err
+		}
+	}
+	type ready struct {
+		kind byte
+		body []byte
+		err  error
+	}
+	rc := make(chan ready, 1)
+	go func() {
+		k, b, err := readFrame(w.br, MaxWorkerFrame)
+		rc <- ready{k, b, err}
+	}()
+	t := time.NewTimer(p.cfg.StartTimeout)
+	defer t.Stop()
+	select {
+	case r := <-rc:
+		if r.err == nil && r.kind == kindReady {
+			return w, nil
+		}
+		w.kill(endShutdown)
+		w.release()
+		return nil, fmt.Errorf("worker did not report ready: %v (stderr: %s)", r.err, bytes.TrimSpace(stderr.Bytes()))
+	case <-t.C:
+		w.kill(endShutdown)
+		w.release()
+		return nil, fmt.Errorf("worker did not report ready within %s", p.cfg.StartTimeout)
+	}
+}
+
+// Why a worker was killed by the supervisor.
+type endReason int
+
+const (
+	endNone endReason = iota
+	endDeadline
+	endCancel
+	endProtocol
+	endShutdown
+	endDone
+)
+
+type worker struct {
+	pool   *Pool
+	cmd    *exec.Cmd
+	in     *os.File      // frames from the worker
+	out    *os.File      // frames to the worker
+	br     *bufio.Reader // buffers in
+	fw     *frameWriter  // writes out
+	stderr *capBuffer
+	exited chan struct{}
+
+	mu     sync.Mutex // guards reason
+	reason endReason
+}
+
+func (w *worker) reap() {
+	_ = w.cmd.Wait()
+	w.pool.mu.Lock()
+	delete(w.pool.live, w)
+	w.pool.mu.Unlock()
+	if w.pool.cfg.OnExit != nil {
+		w.pool.cfg.OnExit(w.cmd.Process.Pid)
+	}
+	close(w.exited)
+}
+
+// release waits for the worker to be reaped and closes the server's ends of
+// its pipes. The read end stays open until then, so that frames the worker
+// wrote just before it exited are still read.
+func (w *worker) release() {
+	<-w.exited
+	w.out.Close()
+	_ = w.fw.close()
+	w.in.Close()
+}
+
+// kill sends SIGKILL to the worker's process group, recording why (the first
+// reason wins).
+func (w *worker) kill(r endReason) {
+	w.mu.Lock()
+	if w.reason == endNone {
+		w.reason = r
+	}
+	w.mu.Unlock()
+	pid := w.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = w.cmd.Process.Kill()
+}
+
+func (w *worker) send(kind byte, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return w.fw.send(kind, body)
+}
+
+// run executes one job on w and always leaves w dead and reaped.
+func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, grace time.Duration) *sandbox.Outcome {
+	callCtx, cancelCalls := context.WithCancel(ctx)
+	var calls sync.WaitGroup
+	defer func() {
+		// The outcome is in hand: the worker is killed and reaped in the
+		// background (Close waits for it), so the client does not wait for
+		// the teardown.
+		w.kill(endDone)
+		go w.release()
+		cancelCalls()
+		calls.Wait()
+	}()
+
+	limit := job.Limits.Resolve()
+	var logs []string
+	logBytes := 0
+	logsTruncated := false
+	sink, _ := host.(sandbox.LogSink)
+
+	if err := w.send(kindJob, job); err != nil {
+		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}
+	}
+	deadline := time.AfterFunc(limit.Timeout+grace, func() { w.kill(endDeadline) })
+	defer deadline.Stop()
+	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
+	defer stop()
+
+	for {
+		kind, body, err := readFrame(w.br, MaxWorkerFrame)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				w.kill(endProtocol)
+			}
+			break
+		}
+		msg, err := decodeWorkerMessage(kind, body)
+		if err != nil {
+			w.pool.log.Warn("worker sent a malformed frame; killing it", "err", err)
+			w.kill(endProtocol)
+			break
+		}
+		switch m := msg.(type) {
+		case callMsg:
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				res, err := host.Call(callCtx, m.Tool, m.Args)
+				if err != nil {
+					res, _ = json.Marshal(sandbox.AsError(err, sandbox.EToolFailed))
+				}
+				_ = w.fw.sendRaw(encodeResult(m.ID, err != nil, res))
+			}()
+		case logMsg:
+			if logBytes+len(m.Entry) > limit.MaxLogBytes {
+				logsTruncated = true
+				continue
+			}
+			logBytes += len(m.Entry)
+			logs = append(logs, m.Entry)
+			if sink != nil {
+				sink.Log(m.Entry)
+			}
+		case outcomeMsg:
+			o := &sandbox.Outcome{Value: m.Value, Logs: m.Logs, LogsTruncated: m.LogsTruncated || logsTruncated, Err: m.Err}
+			if o.Logs == nil {
+				o.Logs = logs
+			}
+			if o.Err == nil && len(o.Value) > limit.MaxResultBytes {
+				o.Value = nil
+				o.Err = sandbox.Errorf(sandbox.EOutputLimit, "Return less: aggregate or summarize inside the program.",
+					fmt.Sprintf("the result is over the %d-byte limit", limit.MaxResultBytes))
+			}
+			return o
+		default:
+			w.kill(endProtocol)
+		}
+	}
+	// The worker ended without an outcome.
+	<-w.exited
+	return &sandbox.Outcome{Logs: logs, LogsTruncated: logsTruncated, Err: w.classify(limit)}
+}
+
+// classify names how a worker that sent no outcome ended.
+func (w *worker) classify(limit sandbox.Limits) *sandbox.Error {
+	w.mu.Lock()
+	reason := w.reason
+	w.mu.Unlock()
+	switch reason {
+	case endDeadline:
+		return sandbox.Errorf(sandbox.ETimeout, "Make the program do less work, or raise timeout_ms up to the server's maximum.",
+			fmt.Sprintf("the run exceeded its %s time limit", limit.Timeout))
+	case endCancel:
+		return sandbox.Errorf(sandbox.ECancelled, "", "the run was cancelled")
+	case endShutdown:
+		return sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
+	case endProtocol:
+		return sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker sent a malformed message and was stopped")
+	}
+	errText := w.stderr.String()
+	w.pool.log.Debug("worker ended without an outcome", "state", w.cmd.ProcessState.String(), "stderr", sandbox.Cap(errText, 2048))
+	switch {
+	case containsAny(errText, "out of memory", "cannot allocate memory", "failed to allocate", "address space collisions"):
+		return sandbox.Errorf(sandbox.EMemory, "Use less memory: process data in smaller pieces.",
+			fmt.Sprintf("the run exceeded its %d MiB memory limit", limit.MemoryBytes>>20))
+	case containsAny(errText, "stack overflow", "goroutine stack exceeds"):
+		return sandbox.Errorf(sandbox.EStack, "Avoid deep recursion.", "the run exceeded its stack limit")
+	}
+	if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXCPU {
+		return sandbox.Errorf(sandbox.ETimeout, "Make the program do less work.", "the run exceeded its CPU time limit")
+	}
+	w.pool.log.Warn("worker crashed", "state", w.cmd.ProcessState.String(), "stderr", sandbox.Cap(errText, 2048))
+	return sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again; if it keeps failing, simplify it.",
+		"the worker process running the program died unexpectedly")
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if bytes.Contains([]byte(s), []byte(x)) {
+			return true
+		}
+	}
+	return false
+}
+
+// capBuffer keeps the first max bytes written to it and discards the rest, so
+// that a worker flooding its stderr costs the server nothing.
+type capBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		if len(p) > room {
+			c.buf.Write(p[:room])
+		} else {
+			c.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
+}
+
+func (c *capBuffer) String() string { return string(c.Bytes()) }
+
+// closeOnExecInherited marks every descriptor above stderr close-on-exec.
+// Go opens its own files close-on-exec, but a descriptor inherited from the
+// server's parent without the flag would otherwise pass on to every worker.
+func closeOnExecInherited() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

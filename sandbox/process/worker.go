@@ -1,0 +1,189 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// WorkerConfig configures the worker side of the pool.
+type WorkerConfig struct {
+	// Executor runs the job: an in-process engine. Required.
+	Executor sandbox.Executor
+	// Warm, if set, runs before confinement: load what the engine needs
+	// (compile the prelude, touch lazily initialized state) so that the job
+	// itself does not pay for it.
+	Warm func()
+	// Restrict, if set, applies the OS confinement to this process after
+	// warming and before any untrusted input is read. If it fails the worker
+	// exits without serving.
+	Restrict func() error
+	// MaxStackBytes caps each goroutine's stack in the worker. If zero, 64 MiB.
+	MaxStackBytes int
+}
+
+// ServeWorker is the body of the hidden `worker` subcommand: it warms the
+// engine, confines itself, says it is ready, reads one job from in, runs it
+// with every tool call forwarded to the server as a frame on out, sends the
+// outcome and returns. One job per worker: the process then exits, so no
+// state survives between runs.
+func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerConfig) error {
+	if cfg.Executor == nil {
+		return errors.New("process: WorkerConfig.Executor is required")
+	}
+	// A Go stack overflow must end the worker quickly and recognizably
+	// (E_STACK), long before the default 1 GB stack eats the memory limit.
+	maxStack := cfg.MaxStackBytes
+	if maxStack <= 0 {
+		maxStack = 64 << 20
+	}
+	debug.SetMaxStack(maxStack)
+	if cfg.Warm != nil {
+		cfg.Warm()
+	}
+	if cfg.Restrict != nil {
+		if err := cfg.Restrict(); err != nil {
+			return fmt.Errorf("process: confinement: %w", err)
+		}
+	}
+	fw := newFrameWriter(out)
+	defer fw.close()
+	h := &workerHost{fw: fw, pending: make(map[uint64]chan resultMsg)}
+	if err := h.send(kindReady, readyMsg{PID: os.Getpid()}); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(in, 64<<10)
+	kind, body, err := readFrame(br, MaxServerFrame)
+	if err != nil {
+		return err
+	}
+	if kind != kindJob {
+		return fmt.Errorf("process: expected a job, got frame kind %#x", kind)
+	}
+	var job sandbox.Job
+	if err := json.Unmarshal(body, &job); err != nil {
+		return fmt.Errorf("process: bad job: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Results come back on in while the job runs; when the server goes away,
+	// the job is cancelled (the parent-death signal is the backstop).
+	go func() {
+		defer cancel()
+		h.readResults(br)
+	}()
+	o := cfg.Executor.Execute(ctx, &job, h)
+	if o == nil {
+		o = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
+	}
+	if err := h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Err: o.Err}); err != nil {
+		return err
+	}
+	return fw.close()
+}
+
+// workerHost forwards the guest's tool calls and logs to the server.
+type workerHost struct {
+	fw *frameWriter
+
+	next atomic.Uint64
+
+	mu      sync.Mutex // guards pending
+	pending map[uint64]chan resultMsg
+}
+
+var (
+	_ sandbox.Host    = (*workerHost)(nil)
+	_ sandbox.LogSink = (*workerHost)(nil)
+)
+
+func (h *workerHost) send(kind byte, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return h.fw.send(kind, body)
+}
+
+// Call implements sandbox.Host.
+func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	id := h.next.Add(1)
+	ch := make(chan resultMsg, 1)
+	h.mu.Lock()
+	h.pending[id] = ch
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.pending, id)
+		h.mu.Unlock()
+	}()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	frame, err := encodeCall(id, tool, args)
+	if err == nil {
+		err = h.fw.sendRaw(frame)
+	}
+	if err != nil {
+		return nil, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone")
+	}
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Result, nil
+	case <-ctx.Done():
+		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	}
+}
+
+// Log implements sandbox.LogSink: entries stream to the server as they
+// happen, so a worker that dies still leaves its logs.
+func (h *workerHost) Log(entry string) {
+	body, err := json.Marshal(logMsg{Entry: entry})
+	if err == nil {
+		_ = h.fw.sendSync(kindLog, body)
+	}
+}
+
+func (h *workerHost) readResults(in io.Reader) {
+	for {
+		kind, body, err := readFrame(in, MaxServerFrame)
+		if err != nil {
+			return
+		}
+		if kind != kindResult {
+			continue
+		}
+		id, isErr, payload, err := decodeResult(body)
+		if err != nil {
+			continue
+		}
+		r := resultMsg{ID: id, Result: payload}
+		if isErr {
+			r = resultMsg{ID: id, Err: &sandbox.Error{}}
+			if json.Unmarshal(payload, r.Err) != nil || !r.Err.Code.Valid() {
+				r.Err = sandbox.Errorf(sandbox.EInternal, "", "malformed error from the server")
+			}
+		}
+		h.mu.Lock()
+		ch := h.pending[r.ID]
+		h.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- r:
+			default:
+			}
+		}
+	}
+}

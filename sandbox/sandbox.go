@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Language names the language of a Program.
+type Language string
+
+// The languages a Program may be written in.
+const (
+	JavaScript Language = "javascript"
+	TypeScript Language = "typescript"
+	WASM       Language = "wasm"
+)
+
+// Program is one submitted program.
+type Program struct {
+	// Language defaults to JavaScript when empty.
+	Language Language
+	// Source is the program text (JavaScript or TypeScript). For JavaScript it is
+	// the body of an async function: top-level await works and return gives the
+	// result.
+	Source string
+	// Module is a WebAssembly module (Language WASM).
+	Module []byte
+	// Input is the JSON value the program sees as `input`. If empty, input is null.
+	Input json.RawMessage
+}
+
+// Limits bounds one run. A zero field means "the default" (see DefaultLimits);
+// use Limits.Resolve to fill them in and Limits.Within to apply an operator's
+// ceiling.
+type Limits struct {
+	Timeout        time.Duration // wall time; default 10 s
+	MemoryBytes    int64         // guest memory; default 256 MiB
+	MaxCalls       int           // tool calls per run; default 1,000
+	MaxInFlight    int           // tool calls in flight per run; default 16
+	MaxResultBytes int           // compact JSON of the result; default 256 KiB
+	MaxLogBytes    int           // all console output; default 64 KiB
+	MaxSourceBytes int           // program source; default 256 KiB
+	MaxModuleBytes int           // WebAssembly module; default 16 MiB
+	MaxStackFrames int           // JS call stack depth; default 2,000
+}
+
+// DefaultLimits returns the defaults of DESIGN.md §6.
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:        10 * time.Second,
+		MemoryBytes:    256 << 20,
+		MaxCalls:       1000,
+		MaxInFlight:    16,
+		MaxResultBytes: 256 << 10,
+		MaxLogBytes:    64 << 10,
+		MaxSourceBytes: 256 << 10,
+		MaxModuleBytes: 16 << 20,
+		MaxStackFrames: 2000,
+	}
+}
+
+// MaxTimeout is the largest wall time an operator may configure.
+const MaxTimeout = 60 * time.Second
+
+// Resolve returns l with every zero field set to its default.
+func (l Limits) Resolve() Limits {
+	d := DefaultLimits()
+	pick := func(v, def int) int {
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	l.MaxCalls = pick(l.MaxCalls, d.MaxCalls)
+	l.MaxInFlight = pick(l.MaxInFlight, d.MaxInFlight)
+	l.MaxResultBytes = pick(l.MaxResultBytes, d.MaxResultBytes)
+	l.MaxLogBytes = pick(l.MaxLogBytes, d.MaxLogBytes)
+	l.MaxSourceBytes = pick(l.MaxSourceBytes, d.MaxSourceBytes)
+	l.MaxModuleBytes = pick(l.MaxModuleBytes, d.MaxModuleBytes)
+	l.MaxStackFrames = pick(l.MaxStackFrames, d.MaxStackFrames)
+	return l
+}
+
+// Within returns l (resolved) lowered field by field to ceiling (resolved):
+// a request can lower a limit, never raise it past what the operator set.
+func (l Limits) Within(ceiling Limits) Limits {
+	l, c := l.Resolve(), ceiling.Resolve()
+	if l.Timeout > c.Timeout {
+		l.Timeout = c.Timeout
+	}
+	if l.MemoryBytes > c.MemoryBytes {
+		l.MemoryBytes = c.MemoryBytes
+	}
+	low := func(v *int, c int) {
+		if *v > c {
+			*v = c
+		}
+	}
+	low(&l.MaxCalls, c.MaxCalls)
+	low(&l.MaxInFlight, c.MaxInFlight)
+	low(&l.MaxResultBytes, c.MaxResultBytes)
+	low(&l.MaxLogBytes, c.MaxLogBytes)
+	low(&l.MaxSourceBytes, c.MaxSourceBytes)
+	low(&l.MaxModuleBytes, c.MaxModuleBytes)
+	low(&l.MaxStackFrames, c.MaxStackFrames)
+	return l
+}
+
+// Job is one program to execute with its limits and bindings.
+type Job struct {
+	RunID   string
+	Program Program
+	// Limits must be resolved (see Limits.Resolve).
+	Limits Limits
+	// Tools are the names bound as tools.<name> in the guest. If empty, no
+	// tools are bound; tools.call(name, args) still reaches the host, which
+	// decides.
+	Tools []string
+}
+
+// Host is the guest's only way out of the sandbox. An engine calls it for
+// every tool call the program makes. Call may be invoked from several
+// goroutines at once (calls in Promise.all run in parallel).
+//
+// args is the compact JSON of the arguments; the result is compact JSON. A
+// failed call returns an *Error, which the engine hands to the guest as a
+// ToolError.
+type Host interface {
+	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Outcome is what an engine reports for one Job.
+type Outcome struct {
+	// Value is the compact JSON of the program's result ("null" for undefined),
+	// with property order as the program built it. Nil when Err is set.
+	Value json.RawMessage
+	// Logs holds captured console output, one entry per call.
+	Logs []string
+	// LogsTruncated is true when console output went past its budget.
+	LogsTruncated bool
+	// Err is nil on success.
+	Err *Error
+}
+
+// Executor runs Jobs. The in-process engines and the process pool implement it.
+type Executor interface {
+	Execute(ctx context.Context, job *Job, host Host) *Outcome
+}
+
+// CallStats counts the tool calls of one run.
+type CallStats struct {
+	Total  int            `json:"total"`
+	OK     int            `json:"ok"`
+	Failed int            `json:"failed"`
+	Denied int            `json:"denied"`
+	ByTool map[string]int `json:"by_tool"`
+}
+
+// Result is the structured output of run_code (DESIGN.md §3) and of
+// `sandcall run --json`.
+type Result struct {
+	OK         bool            `json:"ok"`
+	Result     json.RawMessage `json:"result"`
+	Logs       []string        `json:"logs"`
+	Calls      CallStats       `json:"calls"`
+	Truncated  bool            `json:"truncated"`
+	DurationMS float64         `json:"duration_ms"`
+	RunID      string          `json:"run_id"`
+	Error      *Error          `json:"error,omitempty"`
+}
+
+// LogSink is implemented by hosts that want console output as it happens.
+// Engines call Log for every entry they keep in Outcome.Logs, in order, from
+// the guest's goroutine. The process tier streams entries to the server this
+// way, so a worker that dies still leaves its logs.
+type LogSink interface {
+	Log(entry string)
+}

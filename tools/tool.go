@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Caller says who makes a tool call: the model through MCP (Direct) or a
+// program in the sandbox (Code). The host sets it; a client never supplies it.
+type Caller string
+
+// The two callers.
+const (
+	Direct Caller = "direct"
+	Code   Caller = "code"
+)
+
+// Effects is a tool's effect metadata, as MCP tool annotations describe it.
+// The zero value claims nothing: not read-only, not destructive, not
+// idempotent, not open-world.
+type Effects struct {
+	ReadOnly    bool `json:"read_only"`
+	Destructive bool `json:"destructive"`
+	Idempotent  bool `json:"idempotent"`
+	OpenWorld   bool `json:"open_world"`
+}
+
+// Example is a worked example of a call, shown to models.
+type Example struct {
+	Description string          `json:"description,omitempty"`
+	Args        json.RawMessage `json:"args"`
+	Result      json.RawMessage `json:"result,omitempty"`
+}
+
+// Handler performs a call. args has already been validated against the
+// tool's input schema. The result is compact JSON. A failure should be a
+// *sandbox.Error (use ToolError); any other error is reported as E_TOOL_FAILED
+// with its text.
+type Handler func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// Tool is one entry of the catalog.
+type Tool struct {
+	// Name is how programs (tools.<name>) and clients call the tool.
+	Name  string
+	Title string
+	// Description tells a model what question the tool answers, when to use it
+	// and when not to.
+	Description string
+	// InputSchema is a JSON Schema of the arguments object. If nil, the tool
+	// takes an empty, closed object.
+	InputSchema *jsonschema.Schema
+	// OutputSchema is a JSON Schema of the result. If nil, the result is not
+	// described.
+	OutputSchema *jsonschema.Schema
+	Examples     []Example
+	Effects      Effects
+	// AllowedCallers restricts who may call the tool. If empty, both direct
+	// and code callers may (subject to policy).
+	AllowedCallers []Caller
+	// OutputBudget caps the bytes of one result. If zero, the run's result
+	// limit applies.
+	OutputBudget int
+	// Source says where the tool came from: "builtin", "local", or an upstream
+	// server's name. If empty, "builtin".
+	Source string
+	// Handler performs the call. Required.
+	Handler Handler
+
+	validator *validator // compiled from InputSchema by Catalog.Add
+}
+
+// Call validates args and runs the handler. Most callers go through the broker
+// (package bindings), which also authorizes, budgets and audits each call.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	if err := t.Validate(args); err != nil {
+		return nil, err
+	}
+	return t.Handler(ctx, args)
+}
+
+// Allows reports whether the tool's own AllowedCallers admits c.
+func (t *Tool) Allows(c Caller) bool {
+	if len(t.AllowedCallers) == 0 {
+		return true
+	}
+	for _, a := range t.AllowedCallers {
+		if a == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary returns the first sentence (or line) of the description, for
+// listings.
+func (t *Tool) Summary() string {
+	d := t.Description
+	for i := 0; i < len(d); i++ {
+		if d[i] == '\n' || (d[i] == '.' && (i+1 == len(d) || d[i+1] == ' ' || d[i+1] == '\n')) {
+			if d[i] == '.' {
+				return d[:i+1]
+			}
+			return d[:i]
+		}
+	}
+	return d
+}
