@@ -198,7 +198,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		info.CallsByTool[k] = v
 	}
 	r.mu.Unlock()
-	d := r.b.authorizer().Authorize(ctx, info)
+	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
 	if !d.Allow {
 		rec.decision = "deny"
@@ -241,6 +241,19 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Hint:    "Ask for less: narrow the arguments or paginate."}
 	}
 	return res, nil
+}
+
+// authorize asks the authorizer; a panic denies (and is logged), since the
+// call may run on a goroutine that nothing above recovers.
+func (b *Broker) authorize(ctx context.Context, info *CallInfo) (d Decision) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.log.Error("authorizer panicked; denying", "tool", info.Tool.Name, "panic", fmt.Sprint(p))
+			d = Decision{Rule: "authorizer.panic", Reason: "the authorizer failed",
+				Message: "the policy could not be evaluated, so the call is denied"}
+		}
+	}()
+	return b.authorizer().Authorize(ctx, info)
 }
 
 // dispatch runs the handler, turning a panic or a bare Go error into an

@@ -19,8 +19,11 @@ import (
 	"github.com/sandcall/sandcall/tools"
 )
 
+// open accepts any arguments object.
+var open = &jsonschema.Schema{Type: "object"}
+
 func echo(name string) *tools.Tool {
-	return &tools.Tool{Name: name, Description: "Echoes its arguments.",
+	return &tools.Tool{Name: name, Description: "Echoes its arguments.", InputSchema: open,
 		Handler: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }}
 }
 
@@ -277,6 +280,26 @@ func (denyAll) Authorize(context.Context, *CallInfo) Decision {
 	return Decision{Rule: "deny_all", Message: "nothing is allowed"}
 }
 func (denyAll) Exposes(*tools.Tool, tools.Caller, Principal) bool { return false }
+
+// panicky denies nothing but panics: the broker must turn that into a
+// denial, never a crash (the call runs on a goroutine nobody recovers).
+type panicky struct{ DefaultAuthorizer }
+
+func (panicky) Authorize(context.Context, *CallInfo) Decision { panic("policy bug") }
+
+func TestAuthorizerPanicDenies(t *testing.T) {
+	b := newBroker(t, BrokerConfig{Authorizer: panicky{}}, echo("ok"))
+	done := make(chan error, 1)
+	go func() { // as an engine does: nobody above recovers
+		_, err := newRun(b, sandbox.Limits{}).Call(context.Background(), "ok", nil)
+		done <- err
+	}()
+	err := <-done
+	var e *sandbox.Error
+	if !errors.As(err, &e) || e.Code != sandbox.EToolDenied || e.Rule != "authorizer.panic" {
+		t.Fatalf("err = %v, want E_TOOL_DENIED by authorizer.panic", err)
+	}
+}
 
 func TestSetAuthorizerTakesEffectOnNextCall(t *testing.T) {
 	b := newBroker(t, BrokerConfig{}, echo("ok"))

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+const demoExamples = `  # who went over their Q3 travel budget? one program, 56 tool calls, one small result
+  sandcall demo
+  sandcall demo expense
+`
+
+func cmdDemo(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "demo", "[expense|market]", demoExamples)
+	pos, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	which := "expense"
+	switch len(pos) {
+	case 0:
+	case 1:
+		which = pos[0]
+	default:
+		return usageErr(e, fs, "want at most one demo name")
+	}
+	switch which {
+	case "expense":
+		return demoExpense(ctx, e)
+	case "market":
+		fmt.Fprintln(e.stderr, "sandcall demo market: not yet available (the market-report toolset comes in a later release)")
+		return exitUsage
+	default:
+		return usageErr(e, fs, "unknown demo %q: want expense (market is not yet available)", which)
+	}
+}
+
+// meter counts the tool results a one-call-per-turn agent would have read:
+// every result a demo tool returns during this run, compact as returned and
+// pretty-printed (two-space indent, like JSON.stringify(v, null, 2)).
+type meter struct {
+	calls, compact, pretty atomic.Int64
+}
+
+func (m *meter) wrap(ts []*tools.Tool) []*tools.Tool {
+	out := make([]*tools.Tool, len(ts))
+	for i, t := range ts {
+		c := *t
+		h := t.Handler
+		c.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			res, err := h(ctx, args)
+			if err == nil {
+				m.calls.Add(1)
+				m.compact.Add(int64(len(res)))
+				var b bytes.Buffer
+				if json.Indent(&b, res, "", "  ") == nil {
+					m.pretty.Add(int64(b.Len()))
+				} else {
+					m.pretty.Add(int64(len(res)))
+				}
+			}
+			return res, err
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+func demoExpense(ctx context.Context, e *env) int {
+	var m meter
+	runner, err := newRunner(m.wrap(demo.Tools()), sandbox.DefaultLimits().Timeout, nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
+		return exitFailure
+	}
+	res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: expense.Program}})
+	if !res.OK {
+		printError(e.stderr, res.Error)
+		return exitFailure
+	}
+	w := e.stdout
+	fmt.Fprintln(w, "Expense check: who went over their Q3 travel budget? (engineering, 50 people)")
+	fmt.Fprintln(w)
+	if err := printOverBudget(w, res.Result); err != nil {
+		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "The program made %d tool calls (%s) in %s.\n", res.Calls.Total, byTool(res.Calls.ByTool),
+		time.Duration(res.DurationMS*float64(time.Millisecond)).Round(time.Millisecond/10))
+	fmt.Fprintln(w)
+
+	prog, result := int64(len(expense.Program)), int64(len(res.Result))
+	sent := prog + result
+	fmt.Fprintln(w, "Context the model reads (measured during this run):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  one tool call per turn:\t%d raw tool results\t%s bytes of compact JSON (%s pretty-printed)\n",
+		m.calls.Load(), comma(m.compact.Load()), comma(m.pretty.Load()))
+	fmt.Fprintf(tw, "  sandcall run_code:\tprogram + result\t%s bytes (%s + %s)\n", comma(sent), comma(prog), comma(result))
+	tw.Flush()
+	if sent > 0 && result > 0 {
+		fmt.Fprintf(w, "  → %.0f× less context (%.0f× counting the result alone)\n",
+			float64(m.compact.Load())/float64(sent), float64(m.compact.Load())/float64(result))
+	}
+	return exitOK
+}
+
+// overBudget is one row of the expense program's result.
+type overBudget struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Level       string  `json:"level"`
+	TravelTotal float64 `json:"travel_total"`
+	TravelLimit float64 `json:"travel_limit"`
+	OverBy      float64 `json:"over_by"`
+}
+
+func printOverBudget(w io.Writer, result json.RawMessage) error {
+	var rows []overBudget
+	if err := json.Unmarshal(result, &rows); err != nil {
+		return fmt.Errorf("unexpected result shape: %v", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ID\tNAME\tLEVEL\tTRAVEL\tLIMIT\tOVER BY\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", r.ID, r.Name, r.Level, money(r.TravelTotal), money(r.TravelLimit), money(r.OverBy))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d people over budget.\n", len(rows))
+	return nil
+}
+
+func money(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	intPart, frac := s[:len(s)-3], s[len(s)-3:]
+	neg := ""
+	if intPart != "" && intPart[0] == '-' {
+		neg, intPart = "-", intPart[1:]
+	}
+	var b []byte
+	for i := range len(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, intPart[i])
+	}
+	return neg + string(b) + frac
+}
+
+func comma(n int64) string {
+	s := money(float64(n))
+	return s[:len(s)-3]
+}
+
+func byTool(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var b bytes.Buffer
+	for i, k := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d× %s", m[k], k)
+	}
+	return b.String()
+}

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/examples/expense"
+)
+
+// bin is the sandcall binary built once by TestMain; the tests run it as a
+// user or an MCP client would.
+var bin string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "sandcall-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin = filepath.Join(dir, "sandcall")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+const summarySHA256 = "ced1ffb502f5a3b35468831e1b0cdef8f4aa4595953c23304d30e28b5555c250"
+
+// sandcall runs the binary to completion with stdin and returns its output
+// and exit code.
+func sandcall(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("sandcall %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return o.String(), e.String(), code
+}
+
+func writeProgram(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "program.js")
+	if err := os.WriteFile(p, []byte(expense.Program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkRun checks a run_code result carrying the expense program's answer.
+func checkRun(t *testing.T, res *mcp.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("run_code failed: %v", res.StructuredContent)
+	}
+	var r struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Calls  struct {
+			Total int `json:"total"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &r); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(r.Result)
+	if !r.OK || r.Calls.Total != 56 || hex.EncodeToString(sum[:]) != summarySHA256 {
+		t.Fatalf("run = ok %v, %d calls, result %s", r.OK, r.Calls.Total, r.Result)
+	}
+}
+
+func TestServeStdio(t *testing.T) {
+	cmd := exec.Command(bin, "serve", "--demo", "--log-level", "debug")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+		if tl.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tl.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"get_budget_by_level", "get_expenses", "get_team_members", "ping", "run_code"}; !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": expense.Program}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRun(t, res)
+	// A program that floods the console cannot reach the protocol stream.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"code": `for (let i = 0; i < 100; i++) console.log("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"); return "still fine"`}})
+	if err != nil || res.IsError {
+		t.Fatalf("console flood: %v %v", err, res)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping after console flood: %v", err)
+	}
+	// Debug logs went to stderr, not into the protocol stream.
+	if !strings.Contains(stderr.String(), "level=") {
+		t.Errorf("expected debug logs on stderr, got %q", stderr.String())
+	}
+}
+
+// startHTTP starts `sandcall serve --http 127.0.0.1:0 args...` and returns
+// the URL it prints.
+func startHTTP(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kill(cmd) })
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	re := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+/mcp)$`)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("sandcall serve exited before listening")
+			}
+			if m := re.FindStringSubmatch(l); m != nil {
+				go func() { // keep draining stderr
+					for range lines {
+					}
+				}()
+				return m[1], cmd
+			}
+		case <-timeout:
+			t.Fatal("no 'listening on' line")
+		}
+	}
+}
+
+func TestServeHTTP(t *testing.T) {
+	url, cmd := startHTTP(t, "--demo")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": expense.Program}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRun(t, res)
+	cs.Close()
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	post := func(body string, mutate func(*http.Request)) int {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if mutate != nil {
+			mutate(req)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(init, nil); got != http.StatusOK {
+		t.Fatalf("plain initialize: %d", got)
+	}
+	if got := post(init, func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }); got != http.StatusForbidden {
+		t.Errorf("bad Origin: %d, want 403", got)
+	}
+	if got := post(init, func(r *http.Request) { r.Host = "evil.example" }); got != http.StatusForbidden {
+		t.Errorf("bad Host: %d, want 403", got)
+	}
+	big := init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 5<<20) + `"}`
+	if got := post(big, nil); got != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d, want 413", got)
+	}
+
+	// SIGTERM stops the server cleanly.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
+	}
+}
+
+func TestServeRefusesRemote(t *testing.T) {
+	_, stderr, code := sandcall(t, "", "serve", "--http", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(stderr, "--allow-remote") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = sandcall(t, "", "serve", "--isolation", "process")
+	if code != 2 || !strings.Contains(stderr, "not implemented") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRun(t *testing.T) {
+	prog := writeProgram(t)
+	check := func(stdout string) {
+		t.Helper()
+		var r struct {
+			OK     bool            `json:"ok"`
+			Result json.RawMessage `json:"result"`
+			Calls  struct {
+				Total  int            `json:"total"`
+				ByTool map[string]int `json:"by_tool"`
+			} `json:"calls"`
+			RunID string `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatalf("--json output %q: %v", stdout, err)
+		}
+		sum := sha256.Sum256(r.Result)
+		if !r.OK || r.Calls.Total != 56 || r.Calls.ByTool["get_expenses"] != 50 || r.RunID == "" || hex.EncodeToString(sum[:]) != summarySHA256 {
+			t.Fatalf("run = %+v", r)
+		}
+	}
+	t.Run("file", func(t *testing.T) {
+		stdout, stderr, code := sandcall(t, "", "run", "--demo", "--json", prog)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		check(stdout)
+	})
+	t.Run("stdin, flags after the file", func(t *testing.T) {
+		stdout, stderr, code := sandcall(t, expense.Program, "run", "-", "--demo", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		check(stdout)
+	})
+	t.Run("pretty result and logs", func(t *testing.T) {
+		stdout, stderr, code := sandcall(t, `console.log("hello", input.x); return {b: 1, a: [input.x]}`, "run", "--input", `{"x": 2}`, "-")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if want := "{\n  \"b\": 1,\n  \"a\": [\n    2\n  ]\n}\n"; stdout != want {
+			t.Fatalf("stdout %q, want %q", stdout, want)
+		}
+		if !strings.Contains(stderr, "hello 2") {
+			t.Fatalf("stderr %q lacks the log line", stderr)
+		}
+	})
+	t.Run("program error", func(t *testing.T) {
+		stdout, stderr, code := sandcall(t, `return await tools.get_budget_by_level({level: "L9"})`, "run", "--demo", "-")
+		if code != 1 || stdout != "" {
+			t.Fatalf("exit %d, stdout %q", code, stdout)
+		}
+		if !regexp.MustCompile(`(?m)^E_TOOL_ARGS: .+\nhint: .+`).MatchString(stderr) {
+			t.Fatalf("stderr %q", stderr)
+		}
+	})
+	t.Run("program error as json", func(t *testing.T) {
+		stdout, _, code := sandcall(t, `throw new Error("boom")`, "run", "--json", "-")
+		var r struct {
+			OK    bool `json:"ok"`
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if code != 1 || json.Unmarshal([]byte(stdout), &r) != nil || r.OK || r.Error.Code != "E_GUEST_ERROR" {
+			t.Fatalf("exit %d, stdout %q", code, stdout)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no file", []string{"run"}},
+		{"two files", []string{"run", "a.js", "b.js"}},
+		{"missing file", []string{"run", filepath.Join(t.TempDir(), "nope.js")}},
+		{"bad input", []string{"run", "--input", "{", "-"}},
+		{"unknown flag", []string{"run", "--frobnicate", "-"}},
+		{"unknown language", []string{"run", "--lang", "cobol", "-"}},
+		{"bad timeout", []string{"run", "--timeout", "5m", "-"}},
+	} {
+		t.Run("usage: "+c.name, func(t *testing.T) {
+			_, stderr, code := sandcall(t, "return 1", c.args...)
+			if code != 2 || stderr == "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+		})
+	}
+}
+
+func TestDemo(t *testing.T) {
+	for _, args := range [][]string{{"demo"}, {"demo", "expense"}} {
+		stdout, stderr, code := sandcall(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		rows := regexp.MustCompile(`(?m)^\s*ENG-\d{3}\s`).FindAllString(stdout, -1)
+		if len(rows) != 16 {
+			t.Fatalf("%d rows, want 16:\n%s", len(rows), stdout)
+		}
+		// Measured by the run itself; these are the workload's published numbers.
+		for _, want := range []string{"56 raw tool results", "313,263 bytes", "374,579 pretty-printed", "1,791", "175× counting the result alone"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("demo output lacks %q:\n%s", want, stdout)
+			}
+		}
+		prog := fmt.Sprintf("(%s + 1,791)", comma(int64(len(expense.Program))))
+		if !strings.Contains(stdout, prog) {
+			t.Errorf("demo output lacks the program size %s:\n%s", prog, stdout)
+		}
+	}
+	_, stderr, code := sandcall(t, "", "demo", "market")
+	if code != 2 || !strings.Contains(stderr, "not yet available") {
+		t.Fatalf("demo market: exit %d, %q", code, stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	stdout, _, code := sandcall(t, "", "version")
+	if code != 0 || !regexp.MustCompile(`^sandcall 0\.1\.0-dev \(go1\.[0-9.]+.*\)\n$`).MatchString(stdout) {
+		t.Fatalf("version: exit %d, %q", code, stdout)
+	}
+	for _, args := range [][]string{{"--help"}, {"help"}, {"serve", "--help"}, {"run", "-h"}, {"demo", "--help"}, {"help", "run"}} {
+		stdout, _, code := sandcall(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "sandcall") || !strings.Contains(stdout, "Example") {
+			t.Errorf("%v: exit %d, %q", args, code, stdout)
+		}
+	}
+	for _, args := range [][]string{{}, {"bogus"}, {"tools"}, {"bench"}} {
+		_, stderr, code := sandcall(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "Usage") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
+
+// kill ends a child process if it still runs, and reaps it.
+func kill(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	if cmd.ProcessState == nil {
+		_ = cmd.Wait()
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+const runExamples = `  # run a file against the demo tools; the result is printed as JSON, logs go to stderr
+  sandcall run --demo examples/expense/program.js
+
+  # read the program from stdin and pass it an input value
+  echo 'return input.a + input.b' | sandcall run --input '{"a":1,"b":2}' -
+
+  # print the whole result object, as run_code returns it
+  sandcall run --demo --json prog.js
+
+Exit status: 0 on success, 1 when the program fails (the error code and
+message, and the hint when there is one, go to stderr), 2 on a usage error.
+`
+
+// maxProgramFile caps what run reads from FILE or stdin: the largest program
+// any limit admits (a WebAssembly module), plus one byte to detect overflow.
+const maxProgramFile = 16<<20 + 1
+
+func cmdRun(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "run", "[--demo] [--json] [--input JSON] [--timeout D] [--lang js] FILE|-", runExamples)
+	var c common
+	c.register(fs)
+	asJSON := fs.Bool("json", false, "print the whole result object (ok, result, logs, calls, error, ...) as JSON, as run_code returns it")
+	input := fs.String("input", "", "a JSON value the program sees as `input`")
+	lang := fs.String("lang", "js", "language of the program: js (typescript and wasm come later)")
+	pos, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, fs, "want exactly one FILE, or - for stdin")
+	}
+	if msg := c.check(); msg != "" {
+		return usageErr(e, fs, "%s", msg)
+	}
+	var prog sandbox.Program
+	switch *lang {
+	case "js", "javascript":
+		prog.Language = sandbox.JavaScript
+	case "ts", "typescript", "wasm":
+		return usageErr(e, fs, "--lang %s is not available yet: only js is", *lang)
+	default:
+		return usageErr(e, fs, "unknown --lang %q: want js", *lang)
+	}
+	if *input != "" {
+		if !json.Valid([]byte(*input)) {
+			return usageErr(e, fs, "--input is not valid JSON")
+		}
+		var b bytes.Buffer
+		_ = json.Compact(&b, []byte(*input))
+		prog.Input = b.Bytes()
+	}
+	src, err := readProgram(e, pos[0])
+	if err != nil {
+		return usageErr(e, fs, "%v", err)
+	}
+	prog.Source = string(src)
+
+	log := c.logger(e.stderr)
+	runner, err := newRunner(c.catalogTools(), c.timeout, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
+		return exitFailure
+	}
+	res := runner.Run(ctx, bindings.RunRequest{Program: prog})
+	if *asJSON {
+		b, err := json.Marshal(res)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	} else {
+		for _, l := range res.Logs {
+			fmt.Fprintln(e.stderr, l)
+		}
+		if res.Truncated {
+			fmt.Fprintln(e.stderr, "(logs truncated)")
+		}
+		if res.OK {
+			var b bytes.Buffer
+			if err := json.Indent(&b, res.Result, "", "  "); err != nil {
+				b.Reset()
+				b.Write(res.Result)
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b.Bytes())
+		}
+	}
+	if !res.OK {
+		printError(e.stderr, res.Error)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// printError prints "E_CODE: message" and the hint, if any.
+func printError(w io.Writer, err *sandbox.Error) {
+	if err == nil {
+		err = sandbox.Errorf(sandbox.EInternal, "", "the run failed without an error")
+	}
+	fmt.Fprintf(w, "%s: %s\n", err.Code, err.Message)
+	if err.Hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", err.Hint)
+	}
+}
+
+// readProgram reads FILE, or stdin for "-", capped.
+func readProgram(e *env, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = e.stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxProgramFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) >= maxProgramFile {
+		return nil, fmt.Errorf("%s: the program is larger than %d bytes", name, maxProgramFile-1)
+	}
+	return b, nil
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/tools/mcpserver"
+)
+
+const serveExamples = `  # stdio (the default): point an MCP client at this command
+  sandcall serve --demo
+
+  # streamable HTTP on a free loopback port; the URL is printed to stderr
+  sandcall serve --demo --http 127.0.0.1:0
+
+  # HTTP on all interfaces: there is no authentication yet, so this needs --allow-remote
+  sandcall serve --http 0.0.0.0:8080 --allow-remote
+`
+
+func cmdServe(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "serve", "[--http ADDR [--allow-remote]] [--demo] [--isolation inprocess] [--timeout D] [--log-level L]", serveExamples)
+	var c common
+	c.register(fs)
+	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
+	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address (no authentication yet: anyone who can reach it can run programs)")
+	pos, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, fs, "unexpected argument %q", pos[0])
+	}
+	if msg := c.check(); msg != "" {
+		return usageErr(e, fs, "%s", msg)
+	}
+	if *remote && *addr == "" {
+		return usageErr(e, fs, "--allow-remote needs --http")
+	}
+	log := c.logger(e.stderr)
+	runner, err := newRunner(c.catalogTools(), c.timeout, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
+		return exitFailure
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Version: version, Logger: log})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
+		return exitFailure
+	}
+	if *addr != "" {
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, log)
+	}
+	return serveStdio(ctx, e, srv)
+}
+
+// serveStdio serves one session on stdin/stdout. Before the session starts,
+// file descriptor 1 is pointed at stderr and the protocol keeps a private
+// duplicate of the real stdout, so that no stray write to stdout (a library's
+// print, a debugging line) can corrupt the JSON-RPC stream.
+func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
+	var t mcp.Transport
+	if e.stdout == os.Stdout {
+		out, err := takeStdout()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
+			return exitFailure
+		}
+		t = &mcp.IOTransport{Reader: os.Stdin, Writer: out}
+	} else {
+		t = &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	}
+	err := srv.Run(ctx, t)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveHTTP serves streamable HTTP at addr until ctx is done.
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, log interface {
+	Warn(string, ...any)
+}) int {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: --http %q: want host:port\n", name, addr)
+		return exitUsage
+	}
+	if !isLoopbackHost(host) {
+		if !remote {
+			fmt.Fprintf(e.stderr, "%s: --http %q is not a loopback address; sandcall has no authentication yet, "+
+				"so it serves only 127.0.0.1, ::1 or localhost unless you pass --allow-remote\n", name, addr)
+			return exitUsage
+		}
+		fmt.Fprintf(e.stderr, "warning: serving on %s without authentication: anyone who can reach it can run programs and call tools\n", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+		return exitFailure
+	}
+	hs := &http.Server{
+		Handler:           srv.HTTPHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	fmt.Fprintf(e.stderr, "listening on http://%s%s\n", ln.Addr().String(), mcpserver.HTTPPath)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+		return exitFailure
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("shutdown: closing open connections", "err", err)
+		hs.Close()
+	}
+	return exitOK
+}
+
+// isLoopbackHost reports whether host (from host:port) can only be reached
+// from this machine.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}

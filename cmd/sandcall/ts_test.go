@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcall/sandcall/examples/expense"
+)
+
+// tsSDKVersion pins the official TypeScript MCP SDK the interop test uses.
+const tsSDKVersion = "1.32.2"
+
+// TestTypeScriptSDK runs testdata/ts_client.mjs, a client built on the
+// official TypeScript SDK, against `sandcall serve --demo` over stdio.
+func TestTypeScriptSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (needed to run the TypeScript MCP SDK)")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
+	}
+	dir := installTSSDK(t, npm)
+	script, err := os.ReadFile(filepath.Join("testdata", "ts_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script runs from the install dir so that node resolves the SDK there.
+	client := filepath.Join(dir, "ts_client.mjs")
+	if err := os.WriteFile(client, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := writeProgram(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, client, bin, prog)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Tools []struct {
+			Name            string `json:"name"`
+			HasOutputSchema bool   `json:"hasOutputSchema"`
+			ReadOnly        *bool  `json:"readOnly"`
+		} `json:"tools"`
+		Run struct {
+			IsError bool   `json:"isError"`
+			OK      bool   `json:"ok"`
+			Calls   int    `json:"calls"`
+			Result  string `json:"result"`
+		} `json:"run"`
+		Direct struct {
+			IsError    bool           `json:"isError"`
+			Structured map[string]any `json:"structured"`
+		} `json:"direct"`
+		Bad struct {
+			IsError bool   `json:"isError"`
+			Code    string `json:"code"`
+		} `json:"bad"`
+		Failed struct {
+			IsError bool   `json:"isError"`
+			Code    string `json:"code"`
+		} `json:"failed"`
+	}
+	line := strings.TrimSpace(stdout.String())
+	if err := json.Unmarshal([]byte(line), &got); err != nil {
+		t.Fatalf("ts client output %q: %v\nstderr: %s", line, err, stderr.String())
+	}
+	names := map[string]bool{}
+	for _, tl := range got.Tools {
+		names[tl.Name] = true
+		if !tl.HasOutputSchema {
+			t.Errorf("%s: no output schema seen by the TS SDK", tl.Name)
+		}
+	}
+	for _, n := range []string{"run_code", "get_team_members", "get_budget_by_level", "get_expenses", "ping"} {
+		if !names[n] {
+			t.Errorf("TS SDK did not list %s (got %v)", n, got.Tools)
+		}
+	}
+	// The result went through JSON.parse/JSON.stringify in JS, which keeps
+	// property order: it must still be the reference bytes.
+	if got.Run.IsError || !got.Run.OK || got.Run.Calls != 56 || got.Run.Result != string(expense.ReferenceSummary()) {
+		t.Errorf("run_code via the TS SDK = %+v", got.Run)
+	}
+	if got.Direct.IsError || got.Direct.Structured["level"] != "L3" {
+		t.Errorf("direct call via the TS SDK = %+v", got.Direct)
+	}
+	if !got.Bad.IsError || got.Bad.Code != "E_TOOL_ARGS" {
+		t.Errorf("bad direct call via the TS SDK = %+v", got.Bad)
+	}
+	if !got.Failed.IsError || got.Failed.Code != "E_GUEST_ERROR" {
+		t.Errorf("failing program via the TS SDK = %+v", got.Failed)
+	}
+}
+
+// installTSSDK installs the pinned SDK once into a temp dir keyed by version
+// and reuses it on later runs.
+func installTSSDK(t *testing.T, npm string) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "sandcall-ts-sdk-"+tsSDKVersion)
+	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if installedVersion(pkg) == tsSDKVersion {
+		return dir
+	}
+	tmp, err := os.MkdirTemp("", "sandcall-ts-sdk-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
+		"@modelcontextprotocol/sdk@"+tsSDKVersion)
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("skipped: npm install @modelcontextprotocol/sdk@%s failed (no registry access?): %v\n%s", tsSDKVersion, err, out)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil && installedVersion(pkg) != tsSDKVersion {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func installedVersion(pkgJSON string) string {
+	b, err := os.ReadFile(pkgJSON)
+	if err != nil {
+		return ""
+	}
+	var p struct {
+		Version string `json:"version"`
+	}
+	_ = json.Unmarshal(b, &p)
+	return p.Version
+}

@@ -1,0 +1,32 @@
+package demo
+
+import (
+	_ "embed"
+
+	"github.com/sandcall/sandcall/examples/expense"
+)
+
+// FanoutProgram makes 1,000 ping calls in parallel batches of 50 and returns
+// 500500: it measures the per-call cost of the binding path.
+//
+//go:embed fanout.js
+var FanoutProgram string
+
+// Workload is one standard benchmark program and the result it must give.
+type Workload struct {
+	Name    string
+	Program string
+	// Want is the exact compact JSON result.
+	Want string
+	// Calls is the number of tool calls one run makes.
+	Calls int
+}
+
+// Workloads returns the standard workloads of ../shared/workloads: the
+// expense check and the 1,000-call fan-out.
+func Workloads() []Workload {
+	return []Workload{
+		{Name: "expense", Program: expense.Program, Want: string(expense.ReferenceSummary()), Calls: 56},
+		{Name: "fanout", Program: FanoutProgram, Want: "500500", Calls: 1000},
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package confine
+
+const raceEnabled = false

@@ -1,0 +1,110 @@
+package js
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// expenseProgram is the expense workload (a copy of
+// shared/workloads/expense/program.js, read from there when present).
+const expenseProgram = `const team = await tools.get_team_members({ department: "engineering" });
+const levels = [...new Set(team.map((m) => m.level))];
+const budgetList = await Promise.all(levels.map((level) => tools.get_budget_by_level({ level })));
+const budgets = {};
+levels.forEach((l, i) => { budgets[l] = budgetList[i]; });
+const expenses = await Promise.all(team.map((m) => tools.get_expenses({ member_id: m.id, quarter: "Q3" })));
+const over = [];
+team.forEach((m, i) => {
+  let travel = 0;
+  for (const e of expenses[i]) if (e.category === "travel") travel += e.amount;
+  const limit = budgets[m.level].travel_limit;
+  if (travel > limit) {
+    over.push({ id: m.id, name: m.name, level: m.level,
+      travel_total: Math.round(travel * 100) / 100, travel_limit: limit,
+      over_by: Math.round((travel - limit) * 100) / 100 });
+  }
+});
+return over;`
+
+const fanoutProgram = `let total = 0;
+for (let b = 0; b < 20; b++) {
+  const batch = [];
+  for (let i = 0; i < 50; i++) batch.push(tools.ping({ n: b * 50 + i }));
+  const rs = await Promise.all(batch);
+  for (const r of rs) total += r;
+}
+return total;`
+
+func workload(name, fallback string) string {
+	if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "workloads", name)); err == nil {
+		return string(b)
+	}
+	return fallback
+}
+
+func benchRun(b *testing.B, src string, tools []string, want string) {
+	e := New(Config{})
+	expenseData()
+	job := &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits(), Tools: tools}
+	h := &testHost{}
+	out := e.Execute(context.Background(), job, h)
+	if out.Err != nil || (want != "" && string(out.Value) != want) {
+		b.Fatalf("got %s %v", out.Value, out.Err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Execute(context.Background(), job, h)
+	}
+}
+
+// BenchmarkExpense is the expense workload: 56 calls, about 313 KB of
+// results, a fresh runtime per run.
+func BenchmarkExpense(b *testing.B) {
+	benchRun(b, workload(filepath.Join("expense", "program.js"), expenseProgram), expenseTools, "")
+}
+
+// BenchmarkFanout is 1,000 trivial calls in batches of 50.
+func BenchmarkFanout(b *testing.B) {
+	benchRun(b, workload("fanout.js", fanoutProgram), []string{"ping"}, "500500")
+	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "calls/s")
+}
+
+// BenchmarkEmpty is the fixed cost of a run: runtime creation, hardening,
+// prelude, guards.
+func BenchmarkEmpty(b *testing.B) {
+	benchRun(b, "return 1", expenseTools, "1")
+}
+
+// BenchmarkToJSON converts the result-sized value (16 rows).
+func BenchmarkToJSON(b *testing.B) {
+	r := newTestRun(b)
+	v, err := r.rt.RunString(`Array.from({length: 16}, (_, i) => ({id: "ENG-0" + i, name: "Ada Lovelace", level: "L3", travel_total: 1234.56, travel_limit: 4000, over_by: 12.5}))`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.encoder(modeResult, 1<<20).encode(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildValue builds one get_expenses result (40 rows).
+func BenchmarkBuildValue(b *testing.B) {
+	r := newTestRun(b)
+	expenseData()
+	data := expensesJSON["ENG-001"]
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := buildValue(r.rt, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package js
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// The program is compiled as the body of an async function expression. The
+// prefix shares the first line with the user's first line, so line numbers
+// are the user's; columns on line 1 are shifted by len(wrapPrefix). The suffix
+// starts with a newline so that a trailing line comment cannot swallow it.
+const (
+	wrapPrefix = "(async function(){"
+	wrapSuffix = "\n})"
+	// srcName names the program in stack traces. It is not a file: source
+	// maps are disabled, so no name is ever opened.
+	srcName = "program.js"
+)
+
+// MaxNesting bounds the bracket nesting (and runs of prefix operators) of a
+// program, checked by a linear scan before the recursive parser sees it.
+const MaxNesting = 512
+
+// checkSource enforces the size and nesting limits before parsing.
+func checkSource(src string, maxBytes int) *sandbox.Error {
+	if len(src) > maxBytes {
+		return sandbox.Errorf(sandbox.ESourceLimit,
+			"Shorten the program: move data into input or fetch it with tools.",
+			fmt.Sprintf("the program is %d bytes, over the limit of %d bytes", len(src), maxBytes))
+	}
+	if line, ok := nestingOK(src, MaxNesting); !ok {
+		return sandbox.Errorf(sandbox.ESourceLimit,
+			"Flatten the program: nest brackets and operators less deeply.",
+			fmt.Sprintf("line %d: the program nests deeper than %d levels", line, MaxNesting))
+	}
+	return nil
+}
+
+// nestingOK scans src for bracket depth, skipping comments and quoted
+// strings. It over-approximates (brackets inside regular expression and
+// template literals count) which only matters for absurd programs. Runs of
+// prefix operators (!!!!x, - - - x) count as nesting too: the parser recurses
+// on them as well.
+func nestingOK(src string, max int) (line int, ok bool) {
+	depth, run := 0, 0
+	line = 1
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '\n':
+			line++
+		case '(', '[', '{':
+			depth++
+			run = 0
+			if depth > max {
+				return line, false
+			}
+			continue
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '!', '~', '+', '-':
+			run++
+			if depth+run > max {
+				return line, false
+			}
+			continue
+		case ' ', '\t', '\r':
+			continue
+		case '/':
+			if i+1 < len(src) && src[i+1] == '/' {
+				for i < len(src) && src[i] != '\n' {
+					i++
+				}
+				i--
+				continue
+			}
+			if i+1 < len(src) && src[i+1] == '*' {
+				i += 2
+				for i+1 < len(src) && !(src[i] == '*' && src[i+1] == '/') {
+					if src[i] == '\n' {
+						line++
+					}
+					i++
+				}
+				i++
+				continue
+			}
+		case '"', '\'':
+			for i++; i < len(src) && src[i] != c && src[i] != '\n'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		}
+		run = 0
+	}
+	return line, true
+}
+
+// compileProgram parses and compiles src as the body of an async function.
+func compileProgram(src string) (*goja.Program, *sandbox.Error) {
+	wrapped := wrapPrefix + src + wrapSuffix
+	prg, err := parser.ParseFile(nil, srcName, wrapped, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		var pos struct{ line, col int }
+		msg := err.Error()
+		if list, ok := err.(parser.ErrorList); ok && len(list) > 0 {
+			pos.line, pos.col = list[0].Position.Line, list[0].Position.Column
+			msg = list[0].Message
+		}
+		return nil, syntaxError(src, pos.line, pos.col, msg)
+	}
+	if !wrapperIntact(prg, len(wrapped)) {
+		return nil, sandbox.Errorf(sandbox.ESyntax,
+			"Check that every bracket you open is closed, and that no '}' closes more than it opened.",
+			"the program closes a bracket it did not open (unbalanced '}' or ')')")
+	}
+	p, err := goja.CompileAST(prg, false)
+	if err != nil {
+		line, col, msg := 0, 0, err.Error()
+		if ce, ok := err.(*goja.CompilerSyntaxError); ok {
+			msg = ce.Message
+			if ce.File != nil {
+				pos := ce.File.Position(ce.Offset)
+				line, col = pos.Line, pos.Column
+			}
+		}
+		return nil, syntaxError(src, line, col, msg)
+	}
+	return p, nil
+}
+
+// wrapperIntact reports whether the parsed wrapped program is exactly one
+// async function expression whose body ends at the wrapper's closing brace:
+// the user's source cannot have closed the function and added code outside.
+func wrapperIntact(prg *ast.Program, n int) bool {
+	if len(prg.Body) != 1 {
+		return false
+	}
+	st, ok := prg.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	fn, ok := st.Expression.(*ast.FunctionLiteral)
+	if !ok || !fn.Async || fn.Generator || fn.Body == nil {
+		return false
+	}
+	// Idx is 1-based; the closing brace is the second-to-last byte.
+	return int(fn.Body.RightBrace) == n-1 && int(fn.Function) == 2
+}
+
+// syntaxError builds E_SYNTAX with a position in the user's source.
+func syntaxError(src string, line, col int, msg string) *sandbox.Error {
+	line, col = userPos(src, line, col)
+	// goja prefixes messages with the file name and position; drop them.
+	if i := strings.LastIndex(msg, srcName+": "); i >= 0 {
+		msg = msg[i+len(srcName)+2:]
+	}
+	where := "at end of program"
+	if line > 0 {
+		where = fmt.Sprintf("line %d:%d", line, col)
+	}
+	return sandbox.Errorf(sandbox.ESyntax,
+		"The program is the body of an async function: use await at top level and return the result.",
+		fmt.Sprintf("%s: %s", where, msg))
+}
+
+// userPos maps a position in the wrapped source to the user's source.
+// Positions in the wrapper's suffix are clamped to the end of the program.
+func userPos(src string, line, col int) (int, int) {
+	if line <= 0 {
+		return 0, 0
+	}
+	lines := strings.Count(src, "\n") + 1
+	if line > lines {
+		last := src[strings.LastIndexByte(src, '\n')+1:]
+		return lines, len(last) + 1
+	}
+	if line == 1 {
+		col -= len(wrapPrefix)
+		if col < 1 {
+			col = 1
+		}
+	}
+	return line, col
+}
+
+// programCache is a bounded LRU of compiled programs keyed by the SHA-256 of
+// their source. A *goja.Program is immutable and may run in many runtimes at
+// once.
+type programCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front: most recently used; values are *cacheEntry
+	byKey map[[32]byte]*list.Element
+}
+
+type cacheEntry struct {
+	key [32]byte
+	prg *goja.Program
+}
+
+func newProgramCache(max int) *programCache {
+	if max <= 0 {
+		return nil
+	}
+	return &programCache{max: max, order: list.New(), byKey: make(map[[32]byte]*list.Element)}
+}
+
+func (c *programCache) get(key [32]byte) *goja.Program {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*cacheEntry).prg
+	}
+	return nil
+}
+
+func (c *programCache) put(key [32]byte, prg *goja.Program) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, prg: prg})
+	for c.order.Len() > c.max {
+		el := c.order.Back()
+		c.order.Remove(el)
+		delete(c.byKey, el.Value.(*cacheEntry).key)
+	}
+}
+
+// compile returns the compiled program for src, from the cache if it holds it.
+// Only successful compilations are cached.
+func (e *Engine) compile(src string) (*goja.Program, *sandbox.Error) {
+	key := sha256.Sum256([]byte(src))
+	if p := e.cache.get(key); p != nil {
+		return p, nil
+	}
+	p, err := compileProgram(src)
+	if err != nil {
+		return nil, err
+	}
+	e.cache.put(key, p)
+	return p, nil
+}

@@ -1,0 +1,69 @@
+// Package js is sandcall's JavaScript engine: goja, hardened, in the calling
+// process. It is the only package that imports goja.
+//
+// An Engine runs each sandbox.Job in a fresh goja runtime. The program is the
+// body of an async function: top-level await works and return gives the
+// result. The guest sees tools.<name>(args) for every name in Job.Tools (a
+// Promise per call), tools.call(name, args), input (Program.Input, or null),
+// console.log/info/warn/error/debug (captured into Outcome.Logs) and the
+// ToolError class that failed calls reject with (from bindings/prelude).
+// Nothing else: no require, fetch, process, timers, eval or Function
+// constructor (reached by any path: Function, Function.prototype.constructor
+// and the constructors of async and generator functions all throw).
+//
+// The guest goroutine runs the event loop. A tool call converts its
+// arguments on the guest goroutine, starts Host.Call in its own goroutine and
+// returns a promise; completions come back over a channel and are resolved
+// on the guest goroutine, so calls awaited together (Promise.all) run in
+// parallel. Results cross as compact JSON built straight into fresh guest
+// values (no guest JSON.parse, no Go maps handed to the guest).
+//
+// Guest values leave the runtime (tool arguments, the result, thrown values
+// in error messages, logged values) through one bounded converter that never
+// runs guest code: no getters, proxies, toJSON, toString or valueOf. Its
+// output is what JSON.stringify gives for plain data, byte for byte. toJSON
+// methods other than Date's built-in one are not called.
+//
+// # Security
+//
+// The in-process engine is not a security boundary (DESIGN.md §7): goja
+// cannot bound the memory a program allocates, a native built-in cannot be
+// interrupted, and a bug in goja is a bug in the host process. The process
+// tier (rlimits, GOMEMLIMIT, a killable worker) is the boundary; this engine
+// is what runs inside it, and what tests and trusted code use directly.
+//
+// Within that, the engine denies what it can: the deadline interrupts guest
+// code (loops, async spins, callbacks from sort or replace) and stays armed
+// until the runtime is dropped; the call stack is bounded (E_STACK); source
+// maps are disabled so no file is opened; source size and nesting are checked
+// before the recursive parser runs (E_SOURCE_LIMIT); a parse cannot escape
+// the async-function wrapper; values crossing the boundary are converted
+// without running guest code; JSON.stringify and JSON.parse are bounded in
+// depth; one backtracking regular expression match is bounded in time (a
+// regexp2 match timeout; the run then fails with E_TIMEOUT); and the
+// well-known single-call allocators (repeat, padStart/padEnd, fill, join,
+// split(""), Array.from, apply, ArrayBuffer and typed arrays) refuse results
+// over Limits.MemoryBytes with E_MEMORY. These memory guards are defence in
+// depth against the obvious bombs, not a bound: a program that allocates in
+// a loop can still exhaust the process.
+//
+// # Limits
+//
+// Per run, from sandbox.Limits: Timeout (also enforced by the engine itself,
+// whatever ctx says), MemoryBytes (the single-call guards only), MaxCalls
+// (calls past it reject at once with E_TOOL_CALL_LIMIT and start nothing),
+// MaxResultBytes (E_OUTPUT_LIMIT), MaxLogBytes (output past it is dropped and
+// Outcome.LogsTruncated set; a program that tries to log more than 1 MiB past
+// the budget stops with E_OUTPUT_LIMIT), MaxSourceBytes and MaxStackFrames.
+// MaxInFlight is the host's to enforce: the engine starts every call the
+// program makes and never blocks the guest on a slot.
+//
+// Fixed bounds: nesting of the source 512 (MaxNesting); tool arguments 64
+// levels and 1 MiB of JSON; the result 256 levels; JSON.stringify and
+// JSON.parse in the guest 1,000 levels; host results 512 levels; one regular
+// expression match 1 s. Compiled programs are cached by source hash (see
+// Config).
+//
+// Host.Call must honour its ctx: when a run ends, the calls still in flight
+// are cancelled and Execute waits for them to return.
+package js

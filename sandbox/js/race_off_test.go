@@ -1,0 +1,5 @@
+//go:build !race
+
+package js
+
+const raceEnabled = false

@@ -1,0 +1,349 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// runCodeArgs are the arguments of run_code.
+type runCodeArgs struct {
+	Code         string          `json:"code"`
+	Language     string          `json:"language"`
+	ModuleBase64 string          `json:"module_base64"`
+	Input        json.RawMessage `json:"input"`
+	TimeoutMS    *float64        `json:"timeout_ms"`
+}
+
+func (s *Server) maxTimeoutMS() int64 { return s.runner.Limits().Timeout.Milliseconds() }
+
+// runCodeTool builds run_code's definition for the current bindings.
+func (s *Server) runCodeTool() toolDef {
+	maxMS := float64(s.maxTimeoutMS())
+	one := 1.0
+	in := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"code": {Type: "string", Description: "The program: the body of an async function."},
+			"language": {Type: "string", Enum: []any{"javascript", "typescript", "wasm"}, Default: json.RawMessage(`"javascript"`),
+				Description: "Language of the program: javascript (the default); typescript and wasm only where the server enables them."},
+			"module_base64": {Type: "string", Description: "A WebAssembly module, base64-encoded (language \"wasm\")."},
+			"input":         {Description: "Any JSON value; the program sees it as `input`."},
+			"timeout_ms": {Type: "integer", Minimum: &one, Maximum: &maxMS,
+				Description: fmt.Sprintf("Wall-time limit of this run in milliseconds; default and maximum %d.", int64(maxMS))},
+		},
+		PropertyOrder:        []string{"code", "language", "module_base64", "input", "timeout_ms"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+	return toolDef{
+		tool: &mcp.Tool{
+			Name:         RunCodeName,
+			Title:        "Run code",
+			Description:  s.runCodeDescription(),
+			InputSchema:  in,
+			OutputSchema: resultSchema(),
+			Annotations:  s.runCodeAnnotations(),
+		},
+		handler: s.handleRunCode,
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// runCodeAnnotations derives run_code's hints from the tools a program can
+// call: read-only when all of them are, destructive or open-world when any
+// of them is. Refresh recomputes them when the catalog or policy changes.
+func (s *Server) runCodeAnnotations() *mcp.ToolAnnotations {
+	readOnly, destructive, openWorld := true, false, false
+	for _, t := range s.broker.Exposed(tools.Code, s.principal) {
+		readOnly = readOnly && t.Effects.ReadOnly
+		destructive = destructive || t.Effects.Destructive
+		openWorld = openWorld || t.Effects.OpenWorld
+	}
+	return &mcp.ToolAnnotations{Title: "Run code", ReadOnlyHint: readOnly,
+		DestructiveHint: ptr(destructive), OpenWorldHint: ptr(openWorld)}
+}
+
+// runCodeDescription explains the guest API and lists the callable
+// bindings, compactly.
+func (s *Server) runCodeDescription() string {
+	bound := s.broker.Exposed(tools.Code, s.principal)
+	lim := s.runner.Limits()
+	var b strings.Builder
+	b.WriteString("Run a program in a sandbox; it calls tools and only its result comes back. " +
+		"Use it to chain, loop over, fan out, filter or aggregate tool calls in one step.\n\n" +
+		"The code is the body of an async function: use top-level `await` and `return` a JSON value. " +
+		"Globals: `tools.<name>(args)` returns a Promise of the tool's result; `tools.call(name, args)`; " +
+		"`input` (the input argument); `console.log` (captured in logs). " +
+		"A failed call rejects with a ToolError {code, message, hint}; catch it, or the run fails with its code. " +
+		"No require/import, fetch, timers, eval or filesystem; each run starts fresh.\n")
+	fmt.Fprintf(&b, "Limits: %s per run, %d tool calls, %d KiB result.\n",
+		lim.Timeout, lim.MaxCalls, lim.MaxResultBytes>>10)
+	if len(bound) == 0 {
+		b.WriteString("\nNo tools are callable yet.\n\nExample: return input.length;")
+		return b.String()
+	}
+	b.WriteString("\nCallable tools:\n")
+	for i, t := range bound {
+		if i == s.maxListed {
+			fmt.Fprintf(&b, "(and %d more; call them by name)\n", len(bound)-i)
+			break
+		}
+		sum := clip(strings.TrimSpace(t.Summary()), 240)
+		if sum == "" {
+			fmt.Fprintf(&b, "- %s\n", t.Name)
+		} else {
+			fmt.Fprintf(&b, "- %s: %s\n", t.Name, sum)
+		}
+	}
+	b.WriteString("\nExample: ")
+	b.WriteString(exampleProgram(bound))
+	return b.String()
+}
+
+// clip shortens s to at most n bytes at a word boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:n-len("…")], ' ')
+	if cut <= 0 {
+		return sandbox.Cap(s, n)
+	}
+	return s[:cut] + "…"
+}
+
+// exampleProgram is a one-line program calling a bound tool, with the
+// arguments of the tool's first worked example when it has one.
+func exampleProgram(bound []*tools.Tool) string {
+	for _, t := range bound {
+		if len(t.Examples) > 0 && len(t.Examples[0].Args) > 0 && len(t.Examples[0].Args) < 200 {
+			var c bytes.Buffer
+			if json.Compact(&c, t.Examples[0].Args) == nil {
+				return fmt.Sprintf("const r = await tools.%s(%s); return r;", t.Name, c.String())
+			}
+		}
+	}
+	t := bound[0]
+	return fmt.Sprintf("const rs = await Promise.all(input.map((a) => tools.%s(a))); return rs.length;", t.Name)
+}
+
+// handleRunCode is run_code's handler.
+func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	prog, lim, aerr := s.decodeRunCode(req.Params.Arguments)
+	if aerr != nil {
+		return s.runFailure(aerr), nil
+	}
+	ctx, cancel := s.callContext(ctx, req)
+	defer cancel()
+
+	rr := bindings.RunRequest{Program: prog, Limits: lim, Principal: s.principalFor(req)}
+	var pr *progressReporter
+	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
+		pr = newProgressReporter(ctx, req.Session, tok, s.progress)
+		rr.Progress = pr.update
+	}
+	res := s.runner.Run(ctx, rr)
+	if pr != nil {
+		pr.stop() // no progress after the response
+	}
+	return s.runResult(res), nil
+}
+
+// runResult is the MCP form of a run: the Result as structured content and
+// as compact JSON text; isError when the program failed.
+func (s *Server) runResult(res *sandbox.Result) *mcp.CallToolResult {
+	b, err := json.Marshal(res)
+	if err != nil {
+		s.log.Error("mcpserver: result does not marshal", "run_id", res.RunID, "err", err)
+		if res.Error != nil && res.Error.Code == sandbox.EInternal {
+			return errorResult(internalError()) // cannot recurse
+		}
+		return s.runFailure(internalError())
+	}
+	return jsonResult(b, !res.OK)
+}
+
+// decodeRunCode checks run_code's arguments. A problem is an E_TOOL_ARGS
+// error (E_MODULE_INVALID for a module that is not base64) the model can fix.
+func (s *Server) decodeRunCode(raw json.RawMessage) (sandbox.Program, sandbox.Limits, *sandbox.Error) {
+	var a runCodeArgs
+	var p sandbox.Program
+	var lim sandbox.Limits
+	bad := func(path, msg, hint string) *sandbox.Error {
+		return &sandbox.Error{Code: sandbox.EToolArgs, Tool: RunCodeName, Path: path,
+			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: hint}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		msg := "arguments must be an object with code, language, module_base64, input and timeout_ms"
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			return p, lim, bad("/"+ute.Field, fmt.Sprintf("argument %s has the wrong type (%s)", ute.Field, ute.Value),
+				"See run_code's input schema.")
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return p, lim, bad("", "unknown argument "+sandbox.Cap(f, 80), "Use only code, language, module_base64, input and timeout_ms.")
+		}
+		return p, lim, bad("", msg, "See run_code's input schema.")
+	}
+	switch a.Language {
+	case "", "javascript", "js":
+		p.Language = sandbox.JavaScript
+	case "typescript", "ts":
+		p.Language = sandbox.TypeScript
+	case "wasm":
+		p.Language = sandbox.WASM
+	default:
+		e := bad("/language", "unknown language "+strconv.Quote(sandbox.Cap(a.Language, 40)), "Use javascript, typescript or wasm.")
+		e.AllowedValues = []any{"javascript", "typescript", "wasm"}
+		return p, lim, e
+	}
+	if p.Language == sandbox.WASM {
+		if a.ModuleBase64 == "" {
+			return p, lim, bad("/module_base64", "language wasm needs module_base64", "Send the module, base64-encoded, in module_base64.")
+		}
+		if a.Code != "" {
+			return p, lim, bad("/code", "language wasm takes module_base64, not code", "Leave code empty, or choose language javascript.")
+		}
+		max := s.runner.Limits().MaxModuleBytes
+		if base64.StdEncoding.DecodedLen(len(a.ModuleBase64)) > max+3 {
+			return p, lim, &sandbox.Error{Code: sandbox.EModuleLimit, Tool: RunCodeName,
+				Message: fmt.Sprintf("the module is over %d bytes", max), Hint: "Make the module smaller."}
+		}
+		m, err := base64.StdEncoding.DecodeString(a.ModuleBase64)
+		if err != nil {
+			return p, lim, &sandbox.Error{Code: sandbox.EModuleInvalid, Tool: RunCodeName, Path: "/module_base64",
+				Message: "module_base64 is not valid base64", Hint: "Encode the module with standard base64 (RFC 4648, with padding)."}
+		}
+		p.Module = m
+	} else {
+		if strings.TrimSpace(a.Code) == "" {
+			return p, lim, bad("/code", "code is required", "Send the program in code: the body of an async function that returns the result.")
+		}
+		if a.ModuleBase64 != "" {
+			return p, lim, bad("/module_base64", "module_base64 is only for language wasm", "Leave module_base64 empty.")
+		}
+		p.Source = a.Code
+	}
+	if len(a.Input) > 0 {
+		p.Input = a.Input
+	}
+	if a.TimeoutMS != nil {
+		v, max := *a.TimeoutMS, s.maxTimeoutMS()
+		if v != float64(int64(v)) || v < 1 || v > float64(max) {
+			return p, lim, bad("/timeout_ms", fmt.Sprintf("timeout_ms must be an integer from 1 to %d", max),
+				fmt.Sprintf("Omit timeout_ms for the default (%d ms), or pass a smaller value.", max))
+		}
+		lim.Timeout = time.Duration(v) * time.Millisecond
+	}
+	return p, lim, nil
+}
+
+// progressReporter sends rate-limited progress notifications for one run.
+// update is called from the engine's goroutines and never blocks; a single
+// goroutine does the sending.
+type progressReporter struct {
+	ctx      context.Context
+	session  *mcp.ServerSession
+	token    any
+	interval time.Duration
+
+	wake chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex // guards latest
+	latest sandbox.CallStats
+}
+
+func newProgressReporter(ctx context.Context, ss *mcp.ServerSession, token any, interval time.Duration) *progressReporter {
+	p := &progressReporter{ctx: ctx, session: ss, token: token, interval: interval,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	p.wg.Add(1)
+	go p.loop()
+	return p
+}
+
+func (p *progressReporter) update(st sandbox.CallStats) {
+	p.mu.Lock()
+	if st.Total > p.latest.Total {
+		p.latest = st
+	}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressReporter) stop() {
+	close(p.done)
+	p.wg.Wait()
+}
+
+func (p *progressReporter) loop() {
+	defer p.wg.Done()
+	sent := 0
+	var last time.Time
+	for {
+		select {
+		case <-p.wake:
+		case <-p.done:
+			return
+		}
+		if wait := p.interval - time.Since(last); !last.IsZero() && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.done:
+				t.Stop()
+				return
+			}
+		}
+		p.mu.Lock()
+		st := p.latest
+		p.mu.Unlock()
+		if st.Total <= sent {
+			continue
+		}
+		sent = st.Total
+		last = time.Now()
+		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: p.token,
+			Progress:      float64(st.Total),
+			Message:       progressMessage(st),
+		})
+	}
+}
+
+// progressMessage is like "12 calls done (11 ok, 1 failed)".
+func progressMessage(st sandbox.CallStats) string {
+	noun := "calls"
+	if st.Total == 1 {
+		noun = "call"
+	}
+	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", st.Total, noun, st.OK, st.Failed)
+	if st.Denied > 0 {
+		msg += fmt.Sprintf(", %d denied", st.Denied)
+	}
+	return msg + ")"
+}

@@ -1,0 +1,313 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// RunCodeName is the name of the MCP tool that runs programs.
+const RunCodeName = "run_code"
+
+// reserved are MCP tool names of the server itself; a catalog tool with one
+// of these names is not served directly (it stays callable from programs).
+var reserved = map[string]bool{RunCodeName: true, "search_tools": true, "describe_tools": true}
+
+// Config configures a Server. Every optional field's zero value is the safe
+// default, stated on the field. New copies the Config; later changes to it
+// have no effect.
+type Config struct {
+	// Runner runs the programs of run_code; its broker answers direct calls
+	// and its catalog is the tool list. Required.
+	Runner *bindings.Runner
+	// Name and Version identify the server to clients. If empty, "sandcall"
+	// and "dev".
+	Name    string
+	Version string
+	// Instructions are sent to clients at initialization. If empty, a short
+	// default explains when to use run_code.
+	Instructions string
+	// Logger receives operational messages (a recovered panic, a tool that
+	// could not be served). Nothing logged here ever reaches a client. If
+	// nil, messages are discarded.
+	Logger *slog.Logger
+	// Principal is who every session acts for: the local user over stdio,
+	// and, until authentication exists, every HTTP client. It decides which
+	// tools are listed and bound, and every call is authorized for it. If
+	// zero, bindings.LocalPrincipal.
+	Principal bindings.Principal
+	// ProgressInterval is the least time between two progress notifications
+	// of one run_code call (sent only when the client asked for progress).
+	// If zero, 100 ms; if negative, no progress notifications are sent.
+	ProgressInterval time.Duration
+	// MaxListedBindings caps how many callable tools the run_code
+	// description lists by name, so tools/list stays small whatever the
+	// catalog size. If zero, 50.
+	MaxListedBindings int
+	// MaxRequestBytes caps the body of one HTTP request (HTTPHandler); a
+	// larger body is refused with 413. If zero, 4 MiB. Stdio lines are
+	// capped by the SDK (mcp.DefaultMaxLineLength).
+	MaxRequestBytes int64
+	// AllowedOrigins lists browser origins (scheme://host[:port]) that
+	// HTTPHandler accepts besides same-origin requests. If empty, a request
+	// whose Origin header names another origin is refused with 403.
+	AllowedOrigins []string
+	// SessionTimeout closes HTTP sessions idle for this long. If zero, 30
+	// minutes; if negative, idle sessions are never closed.
+	SessionTimeout time.Duration
+}
+
+// Server is sandcall's MCP face: the run_code tool plus every catalog tool
+// the policy exposes to direct callers, as typed MCP tools. It is safe for
+// concurrent use; one Server may serve many sessions on several transports.
+type Server struct {
+	runner    *bindings.Runner
+	broker    *bindings.Broker
+	mcp       *mcp.Server
+	log       *slog.Logger
+	principal bindings.Principal
+	progress  time.Duration
+	maxListed int
+	maxBody   int64
+	origins   map[string]bool
+	idle      time.Duration
+
+	inflight sync.Map // HTTP request token → context.Context of the HTTP request
+
+	mu     sync.Mutex        // guards served; serializes Refresh
+	served map[string][]byte // MCP tool name → JSON of its definition
+}
+
+// New returns a Server for cfg, with its tool list synced from the catalog.
+func New(cfg Config) (*Server, error) {
+	if cfg.Runner == nil {
+		return nil, errors.New("mcpserver: Config.Runner is required")
+	}
+	s := &Server{
+		runner:    cfg.Runner,
+		broker:    cfg.Runner.Broker(),
+		log:       cfg.Logger,
+		principal: cfg.Principal,
+		progress:  cfg.ProgressInterval,
+		maxListed: cfg.MaxListedBindings,
+		maxBody:   cfg.MaxRequestBytes,
+		idle:      cfg.SessionTimeout,
+		origins:   make(map[string]bool),
+		served:    make(map[string][]byte),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.principal.ID == "" {
+		s.principal = bindings.LocalPrincipal
+	}
+	if s.progress == 0 {
+		s.progress = 100 * time.Millisecond
+	}
+	if s.maxListed <= 0 {
+		s.maxListed = 50
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = 4 << 20
+	}
+	if s.idle == 0 {
+		s.idle = 30 * time.Minute
+	}
+	for _, o := range cfg.AllowedOrigins {
+		n, ok := normalizeOrigin(o)
+		if !ok {
+			return nil, errors.New("mcpserver: invalid allowed origin " + o + ": want scheme://host[:port]")
+		}
+		s.origins[n] = true
+	}
+	name, version := cfg.Name, cfg.Version
+	if name == "" {
+		name = "sandcall"
+	}
+	if version == "" {
+		version = "dev"
+	}
+	instr := cfg.Instructions
+	if instr == "" {
+		instr = "To combine several tool calls (loops, fan-out, filtering, aggregation), write one program and submit it with " +
+			RunCodeName + ": only its result comes back. For a single lookup, call the tool directly."
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+		Instructions: instr,
+		Logger:       s.log,
+		// Advertise tools with listChanged even while the catalog is empty:
+		// Refresh may add tools later.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	// Added last, so it is the outermost receiving middleware.
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware)
+	if err := s.Refresh(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// MCP returns the underlying go-sdk server, to connect it to a transport of
+// your own or to add prompts and resources. Receiving middleware added to it
+// runs outside the server's panic recovery.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one session on t (for example &mcp.StdioTransport{}) until the
+// client disconnects or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// Refresh re-syncs the MCP tool list with the catalog and the policy: tools
+// now exposed to direct callers are added or updated, tools no longer
+// exposed are removed, and run_code's description is rebuilt with the
+// current bindings. Connected clients get notifications/tools/list_changed
+// (debounced by the SDK) only when something changed.
+func (s *Server) Refresh() (err error) {
+	defer func() {
+		// The SDK panics on an invalid tool definition; report it instead.
+		if p := recover(); p != nil {
+			s.log.Error("mcpserver: refresh panicked", "panic", p)
+			err = errors.New("mcpserver: refresh failed: invalid tool definition")
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	want := map[string]toolDef{RunCodeName: s.runCodeTool()}
+	for _, t := range s.broker.Exposed(tools.Direct, s.principal) {
+		if reserved[t.Name] {
+			s.log.Warn("mcpserver: tool name is reserved for the server; it is not served directly", "tool", t.Name)
+			continue
+		}
+		d, err := s.directTool(t)
+		if err != nil {
+			s.log.Warn("mcpserver: tool not served directly", "tool", t.Name, "err", err)
+			continue
+		}
+		want[t.Name] = d
+	}
+
+	var gone []string
+	for name := range s.served {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.served, name)
+		}
+	}
+	for name, d := range want {
+		fp, err := json.Marshal(d.tool)
+		if err != nil {
+			s.log.Warn("mcpserver: tool definition does not marshal", "tool", name, "err", err)
+			continue
+		}
+		if old, ok := s.served[name]; ok && string(old) == string(fp) {
+			continue
+		}
+		s.mcp.AddTool(d.tool, s.safe(name, d.handler))
+		s.served[name] = fp
+	}
+	return nil
+}
+
+// toolDef is one MCP tool with its handler.
+type toolDef struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+}
+
+// principalFor returns the principal a request acts for. Authentication (a
+// later issue) will derive it from the request; for now every session acts
+// for the configured principal.
+func (s *Server) principalFor(*mcp.CallToolRequest) bindings.Principal { return s.principal }
+
+// errorResult is the isError result of a failed direct call: the compact
+// JSON of the *sandbox.Error as the text block, and no structured content.
+//
+// Why no structured content: MCP says structured content must conform to
+// the tool's output schema, and the official TypeScript SDK enforces it even
+// on error results (Client.callTool validates any structuredContent present
+// and throws), so an error object there would break those clients for every
+// tool that has an output schema. run_code is different: its output schema
+// includes the error, so its failures carry the whole Result (runFailure).
+func errorResult(e *sandbox.Error) *mcp.CallToolResult {
+	b, err := json.Marshal(e)
+	if err != nil { // cannot happen: Error has only plain fields
+		b = []byte(`{"code":"E_INTERNAL","message":"internal error"}`)
+	}
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(b)}},
+	}
+}
+
+// runFailure is run_code's result for a run that failed before or outside
+// the engine (bad arguments, a recovered panic).
+func (s *Server) runFailure(e *sandbox.Error) *mcp.CallToolResult {
+	return s.runResult(&sandbox.Result{Result: json.RawMessage("null"), Logs: []string{},
+		Calls: sandbox.CallStats{ByTool: map[string]int{}}, Error: e})
+}
+
+// internalResult is the E_INTERNAL result of a call to the named tool.
+func (s *Server) internalResult(tool string) *mcp.CallToolResult {
+	if tool == RunCodeName {
+		return s.runFailure(internalError())
+	}
+	return errorResult(internalError())
+}
+
+// jsonResult is a result whose structured content and text block are both
+// the compact JSON b.
+func jsonResult(b []byte, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError:           isError,
+		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+	}
+}
+
+// httpContext returns the context of the HTTP request that carried req, if
+// it came through HTTPHandler and is still in flight.
+func (s *Server) httpContext(req *mcp.CallToolRequest) (context.Context, bool) {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return nil, false
+	}
+	tok := req.Extra.Header.Get(tokenHeader)
+	if tok == "" {
+		return nil, false
+	}
+	v, ok := s.inflight.Load(tok)
+	if !ok {
+		return nil, false
+	}
+	return v.(context.Context), true
+}
+
+// callContext derives the context of a tool call: the SDK's request context
+// (cancelled by notifications/cancelled and by the session closing), also
+// cancelled when the HTTP request that carried the call ends before the
+// call does (the client went away; the SDK does not propagate that for
+// stateful sessions).
+func (s *Server) callContext(ctx context.Context, req *mcp.CallToolRequest) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	hctx, ok := s.httpContext(req)
+	if !ok {
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(hctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
