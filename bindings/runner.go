@@ -27,6 +27,9 @@ type RunnerConfig struct {
 	// Languages lists the languages the executor accepts. If empty, JavaScript
 	// only.
 	Languages []sandbox.Language
+	// Tier names the executor's isolation for results and audit records
+	// (e.g. "inprocess"). If empty, none is reported.
+	Tier string
 }
 
 // Runner runs programs for run_code and the CLI: it resolves limits, binds
@@ -37,6 +40,7 @@ type Runner struct {
 	exec   sandbox.Executor
 	limits sandbox.Limits
 	langs  []sandbox.Language
+	tier   string
 }
 
 // NewRunner returns a Runner for cfg.
@@ -52,11 +56,18 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if len(langs) == 0 {
 		langs = []sandbox.Language{sandbox.JavaScript}
 	}
-	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, langs: append([]sandbox.Language(nil), langs...)}, nil
+	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier,
+		langs: append([]sandbox.Language(nil), langs...)}, nil
 }
 
 // Limits returns the operator's ceiling.
 func (r *Runner) Limits() sandbox.Limits { return r.limits }
+
+// Languages returns the languages the runner accepts.
+func (r *Runner) Languages() []sandbox.Language { return append([]sandbox.Language(nil), r.langs...) }
+
+// Tier returns the name of the runner's isolation tier.
+func (r *Runner) Tier() string { return r.tier }
 
 // Broker returns the runner's broker.
 func (r *Runner) Broker() *Broker { return r.broker }
@@ -118,6 +129,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		Truncated:  out.LogsTruncated,
 		DurationMS: ms(time.Since(start)),
 		RunID:      id,
+		Tier:       r.tier,
 		Error:      out.Err,
 	}
 	if res.Logs == nil {
@@ -188,6 +200,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
 		slog.String("code", code),
 		slog.Float64("duration_ms", res.DurationMS),
 		slog.Int("calls", res.Calls.Total),
+		slog.String("tier", res.Tier),
 		slog.Int("result_bytes", len(res.Result)),
 	)
 }

@@ -173,7 +173,10 @@ type Result struct {
 	Truncated  bool            `json:"truncated"`
 	DurationMS float64         `json:"duration_ms"`
 	RunID      string          `json:"run_id"`
-	Error      *Error          `json:"error,omitempty"`
+	// Tier names the isolation the program ran under, e.g. "inprocess" or
+	// "process+rlimits+userns+netns+seccomp" (see `sandcall doctor`).
+	Tier  string `json:"tier,omitempty"`
+	Error *Error `json:"error,omitempty"`
 }
 
 // LogSink is implemented by hosts that want console output as it happens.

@@ -24,7 +24,9 @@ const demoExamples = `  # who went over their Q3 travel budget? one program, 56 
 `
 
 func cmdDemo(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "demo", "[expense|market]", demoExamples)
+	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market]", demoExamples)
+	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn"}
+	fs.StringVar(&c.isolation, "isolation", "process", "isolation tier: process (worker processes) or inprocess")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -37,9 +39,12 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	default:
 		return usageErr(e, fs, "want at most one demo name")
 	}
+	if msg := c.check(); msg != "" {
+		return usageErr(e, fs, "%s", msg)
+	}
 	switch which {
 	case "expense":
-		return demoExpense(ctx, e)
+		return demoExpense(ctx, e, &c)
 	case "market":
 		fmt.Fprintln(e.stderr, "sandcall demo market: not yet available (the market-report toolset comes in a later release)")
 		return exitUsage
@@ -79,13 +84,14 @@ func (m *meter) wrap(ts []*tools.Tool) []*tools.Tool {
 	return out
 }
 
-func demoExpense(ctx context.Context, e *env) int {
+func demoExpense(ctx context.Context, e *env, c *common) int {
 	var m meter
-	runner, err := newRunner(m.wrap(demo.Tools()), sandbox.DefaultLimits().Timeout, nil)
+	runner, closeRunner, err := newRunner(m.wrap(demo.Tools()), c, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
 		return exitFailure
 	}
+	defer closeRunner()
 	res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: expense.Program}})
 	if !res.OK {
 		printError(e.stderr, res.Error)
@@ -99,8 +105,8 @@ func demoExpense(ctx context.Context, e *env) int {
 		return exitFailure
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "The program made %d tool calls (%s) in %s.\n", res.Calls.Total, byTool(res.Calls.ByTool),
-		time.Duration(res.DurationMS*float64(time.Millisecond)).Round(time.Millisecond/10))
+	fmt.Fprintf(w, "The program made %d tool calls (%s) in %s, isolation: %s.\n", res.Calls.Total, byTool(res.Calls.ByTool),
+		time.Duration(res.DurationMS*float64(time.Millisecond)).Round(time.Millisecond/10), res.Tier)
 	fmt.Fprintln(w)
 
 	prog, result := int64(len(expense.Program)), int64(len(res.Result))

@@ -8,6 +8,7 @@
 //	sandcall serve   [--http ADDR] [--demo] [--isolation inprocess] [--timeout D]
 //	sandcall run     [--demo] [--json] [--input JSON] [--timeout D] [--lang js] FILE|-
 //	sandcall demo    [expense]
+//	sandcall doctor
 //	sandcall version
 //
 // Run `sandcall help` or `sandcall COMMAND --help` for details and examples.
@@ -54,6 +55,7 @@ func commands() []command {
 		{"serve", "serve MCP over stdio (default) or streamable HTTP", cmdServe},
 		{"run", "run a program from a file or stdin and print its result", cmdRun},
 		{"demo", "run the expense-check demo and show what it saves", cmdDemo},
+		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}
 }
@@ -83,6 +85,9 @@ func dispatch(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	case "-version", "--version":
 		return cmdVersion(ctx, e, nil)
+	}
+	if args[0] == "worker" { // hidden: the server starts it
+		return cmdWorker(ctx, e, args[1:])
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -258,8 +258,8 @@ func TestServeRefusesRemote(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--allow-remote") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	_, stderr, code = sandcall(t, "", "serve", "--isolation", "process")
-	if code != 2 || !strings.Contains(stderr, "not implemented") {
+	_, stderr, code = sandcall(t, "", "serve", "--isolation", "vm")
+	if code != 2 || !strings.Contains(stderr, "--isolation") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }

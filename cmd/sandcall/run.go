@@ -70,11 +70,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	prog.Source = string(src)
 
 	log := c.logger(e.stderr)
-	runner, err := newRunner(c.catalogTools(), c.timeout, log)
+	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
 		return exitFailure
 	}
+	defer closeRunner()
 	res := runner.Run(ctx, bindings.RunRequest{Program: prog})
 	if *asJSON {
 		b, err := json.Marshal(res)

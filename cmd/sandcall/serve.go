@@ -47,11 +47,12 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "--allow-remote needs --http")
 	}
 	log := c.logger(e.stderr)
-	runner, err := newRunner(c.catalogTools(), c.timeout, log)
+	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
+	defer closeRunner()
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Version: version, Logger: log})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)

@@ -11,7 +11,9 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
+	"github.com/sandcall/sandcall/sandbox/process"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -19,15 +21,17 @@ import (
 type common struct {
 	demo      bool
 	isolation string
+	workers   int
 	timeout   time.Duration
 	logLevel  string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.demo, "demo", false, "enable the embedded demo toolsets (the expense tools and ping)")
-	fs.StringVar(&c.isolation, "isolation", "inprocess",
-		"isolation tier: inprocess (the only one implemented yet; not a security boundary). "+
-			"process (a pool of worker processes, the future default) is not implemented yet and is refused")
+	fs.StringVar(&c.isolation, "isolation", "process",
+		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
+			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
+	fs.IntVar(&c.workers, "workers", 0, "warm worker processes kept ready (process tier); 0 means one per CPU")
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -36,12 +40,12 @@ func (c *common) register(fs *flag.FlagSet) {
 // check validates the shared flags; it returns a usage error message.
 func (c *common) check() string {
 	switch c.isolation {
-	case "inprocess":
-	case "process":
-		return "--isolation process is not implemented yet (it comes with the worker pool); " +
-			"use --isolation inprocess, which runs programs inside this process and is not a security boundary"
+	case "inprocess", "process":
 	default:
-		return fmt.Sprintf("unknown --isolation %q: want inprocess (or process, not implemented yet)", c.isolation)
+		return fmt.Sprintf("unknown --isolation %q: want process or inprocess", c.isolation)
+	}
+	if c.workers < 0 {
+		return "--workers must be 0 or more"
 	}
 	if c.timeout <= 0 || c.timeout > sandbox.MaxTimeout {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
@@ -80,20 +84,62 @@ func (c *common) catalogTools() []*tools.Tool {
 	return demo.Tools()
 }
 
-// newRunner wires a catalog of ts, a broker with the default policy, and the
-// in-process JavaScript engine.
-func newRunner(ts []*tools.Tool, timeout time.Duration, log *slog.Logger) (*bindings.Runner, error) {
+// newRunner wires a catalog of ts, a broker with the default policy, and
+// the executor of c's isolation tier. close releases the executor (it kills
+// the worker pool); call it when done.
+func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runner, close func(), err error) {
 	cat, err := tools.NewCatalog(ts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Logger: log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return bindings.NewRunner(bindings.RunnerConfig{
-		Broker:   broker,
-		Executor: js.New(js.Config{}),
-		Limits:   sandbox.Limits{Timeout: timeout},
+	limits := sandbox.Limits{Timeout: c.timeout}
+	exec, tier, close, err := newExecutor(c, limits.Resolve(), log)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier})
+	if err != nil {
+		close()
+		return nil, nil, err
+	}
+	return r, close, nil
+}
+
+// newExecutor returns the executor of c's isolation tier and its name.
+func newExecutor(c *common, limits sandbox.Limits, log *slog.Logger) (sandbox.Executor, string, func(), error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if c.isolation == "inprocess" {
+		log.Warn("isolation inprocess: programs run inside this process; this is not a security boundary")
+		return js.New(js.Config{}), "inprocess", func() {}, nil
+	}
+	args := workerArgs(limits)
+	rep := confine.Probe(confine.Config{WorkerArgs: args})
+	for _, l := range rep.Layers {
+		if !l.Active {
+			log.Info("confinement layer skipped", "layer", l.Layer, "reason", l.Reason)
+		}
+	}
+	env := append(rep.Environ(),
+		// One job per worker: collecting garbage before the memory limit is
+		// wasted work, so the limit itself (set by the worker from the
+		// job's limits) is the collector's only trigger.
+		"GOGC=off")
+	pool, err := process.New(process.Config{
+		Command:     append([]string{confine.SelfExe}, args...),
+		Size:        c.workers,
+		MemoryBytes: limits.MemoryBytes,
+		SysProcAttr: rep.SysProcAttr(),
+		Env:         env,
+		Logger:      log,
 	})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return pool, rep.Tier(), func() { _ = pool.Close() }, nil
 }

@@ -139,6 +139,12 @@ type Config struct {
 	// layers that need that check (userns, netns, ipcns, landlock, seccomp)
 	// are skipped: an unchecked layer is never reported active.
 	WorkerArgs []string
+
+	// Executable is the binary Probe starts with WorkerArgs. If empty,
+	// SelfExe: the running binary. Tests that confine workers of another
+	// binary set it; that binary's directory must be searchable by the
+	// unprivileged user a user namespace maps the worker to.
+	Executable string
 }
 
 func (c Config) disabled(l Layer) bool {

@@ -96,13 +96,17 @@ func Probe(cfg Config) Report {
 		r.landlock = ""
 		return r.ordered()
 	}
-	probeChild(&r, cfg.WorkerArgs, want, abi)
+	exe := cfg.Executable
+	if exe == "" {
+		exe = SelfExe
+	}
+	probeChild(&r, exe, cfg.WorkerArgs, want, abi)
 	return r.ordered()
 }
 
 // probeChild starts a worker with the wanted layers and records what it
 // says about each.
-func probeChild(r *Report, args []string, want map[Layer]bool, abi int) {
+func probeChild(r *Report, exe string, args []string, want map[Layer]bool, abi int) {
 	nsTries := [][]Layer{
 		{LayerUserns, LayerNetns, LayerIPCns},
 		{LayerNetns, LayerIPCns}, // root can do these without a user namespace
@@ -130,7 +134,7 @@ func probeChild(r *Report, args []string, want map[Layer]bool, abi int) {
 		if want[LayerSeccomp] {
 			cand.set(LayerSeccomp, true, "")
 		}
-		out, err := runProbe(cand, args, abi)
+		out, err := runProbe(cand, exe, args, abi)
 		if err != nil {
 			startErrs = append(startErrs, fmt.Sprintf("%v: %v", ns, err))
 			if errors.Is(err, errProbeRan) {
@@ -188,10 +192,10 @@ var nsWhat = map[Layer]string{
 var errProbeRan = errors.New("probe worker ran but failed")
 
 // runProbe starts one probe worker and parses its "layer result" lines.
-func runProbe(cand Report, args []string, abi int) (map[Layer]string, error) {
+func runProbe(cand Report, exe string, args []string, abi int) (map[Layer]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, SelfExe, args...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = []string{EnvVar + "=" + cand.encode(abi, true), "MALLOC_ARENA_MAX=1"}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = cand.SysProcAttr()

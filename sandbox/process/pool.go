@@ -491,8 +491,14 @@ func (w *worker) classify(limit sandbox.Limits) *sandbox.Error {
 	case containsAny(errText, "stack overflow", "goroutine stack exceeds"):
 		return sandbox.Errorf(sandbox.EStack, "Avoid deep recursion.", "the run exceeded its stack limit")
 	}
-	if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXCPU {
-		return sandbox.Errorf(sandbox.ETimeout, "Make the program do less work.", "the run exceeded its CPU time limit")
+	if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		// Not killed by us: SIGXCPU or SIGKILL from RLIMIT_CPU, which
+		// counts the CPU time of every thread.
+		cpu := w.cmd.ProcessState.UserTime() + w.cmd.ProcessState.SystemTime()
+		if ws.Signal() == syscall.SIGXCPU || (ws.Signal() == syscall.SIGKILL && cpu >= limit.Timeout) {
+			return sandbox.Errorf(sandbox.ETimeout, "Make the program do less work.",
+				fmt.Sprintf("the run used more than its CPU time limit (%s of CPU)", cpu.Round(time.Millisecond)))
+		}
 	}
 	w.pool.log.Warn("worker crashed", "state", w.cmd.ProcessState.String(), "stderr", sandbox.Cap(errText, 2048))
 	return sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again; if it keeps failing, simplify it.",

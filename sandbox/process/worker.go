@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
 )
@@ -29,6 +31,13 @@ type WorkerConfig struct {
 	Restrict func() error
 	// MaxStackBytes caps each goroutine's stack in the worker. If zero, 64 MiB.
 	MaxStackBytes int
+	// MemoryBytes is the worker's memory ceiling; a job's own limit may be
+	// lower. While the job runs, a watchdog ends it with E_MEMORY as soon as
+	// the live heap measured by a collection reaches 90% of the limit: the
+	// collector is then triggered by the limit itself and would spin,
+	// freeing almost nothing, until the address-space or CPU limit killed
+	// the process seconds later. If zero, no watchdog.
+	MemoryBytes int64
 }
 
 // ServeWorker is the body of the hidden `worker` subcommand: it warms the
@@ -81,6 +90,15 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		defer cancel()
 		h.readResults(br)
 	}()
+	if lim := min(cfg.MemoryBytes, job.Limits.MemoryBytes); lim > 0 {
+		stop := watchMemory(lim, func(live uint64) {
+			_ = h.sendSyncOutcome(&sandbox.Outcome{Err: sandbox.Errorf(sandbox.EMemory,
+				"Use less memory: process data in smaller pieces.",
+				fmt.Sprintf("the run exceeded its %d MiB memory limit", lim>>20))})
+			os.Exit(3)
+		})
+		defer stop()
+	}
 	o := cfg.Executor.Execute(ctx, &job, h)
 	if o == nil {
 		o = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
@@ -89,6 +107,42 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		return err
 	}
 	return fw.close()
+}
+
+// sendSyncOutcome sends the outcome and waits until it is written.
+func (h *workerHost) sendSyncOutcome(o *sandbox.Outcome) error {
+	body, err := json.Marshal(outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Err: o.Err})
+	if err != nil {
+		return err
+	}
+	return h.fw.sendSync(kindOutcome, body)
+}
+
+// watchMemory calls over once, from its own goroutine, when the live heap
+// reported by the last collection reaches 90% of limit. It returns a function that
+// stops the watch.
+func watchMemory(limit int64, over func(live uint64)) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				if live := sample[0].Value.Uint64(); live >= uint64(limit)/10*9 {
+					over(live)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // workerHost forwards the guest's tool calls and logs to the server.

@@ -104,7 +104,7 @@ func newServer(t *testing.T, o options) (*mcpserver.Server, *tools.Catalog, *aud
 		t.Fatal(err)
 	}
 	audit := newAuditLog()
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: o.auth, Audit: slog.New(audit)})
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: o.auth, Audit: slog.New(audit), Logger: o.serverLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,8 +594,9 @@ return 1`})
 		t.Errorf("the panic leaked to the client: %q", e.Message)
 	}
 
+	// A panicking authorizer is the broker's to recover: the call is denied.
 	res = h.call(t, "explode", map[string]any{})
-	wantCode(t, res, sandbox.EInternal)
+	wantCode(t, res, sandbox.EToolDenied)
 
 	// A panicking tool handler is the broker's to recover: the tool failed.
 	res = h.call(t, "crash", map[string]any{})

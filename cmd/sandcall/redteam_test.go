@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/confine"
+	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// hostile is one hostile program and what it must get.
+type hostile struct {
+	name, src string
+	expect    []string // codes, or "ok:<compact JSON>"
+}
+
+// loadHostile reads programs whose first line is "// expect: A|B|ok:V".
+func loadHostile(t *testing.T, dir, prefix string) []hostile {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	var hs []hostile
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(b), "\n")
+		exp, ok := strings.CutPrefix(first, "// expect: ")
+		if !ok {
+			t.Fatalf("%s: first line must be // expect: …", f)
+		}
+		exp, _, _ = strings.Cut(exp, "   ") // the shared sample adds notes after spaces
+		hs = append(hs, hostile{name: prefix + strings.TrimSuffix(filepath.Base(f), ".js"), src: string(b),
+			expect: strings.Split(strings.TrimSpace(exp), "|")})
+	}
+	return hs
+}
+
+// TestRedteamProcessTier runs every hostile program of the project's suite
+// (testdata/redteam, one or more per class of ../shared/redteam/README.md)
+// and the shared sample, when present, through real worker processes of the
+// real binary with every confinement layer this machine supports. None is
+// skipped. After each case the server still answers, no secret of its
+// environment shows anywhere, and at the end its goroutines and heap are
+// back to baseline.
+func TestRedteamProcessTier(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the memory bombs take seconds each")
+	}
+	const canary = "sk-canary-7f3a9c1e5b"
+	t.Setenv("SANDCALL_TEST_SECRET", canary)
+	// Workers of a user namespace run as nobody: the binary's directory
+	// must be searchable.
+	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	limits := sandbox.Limits{Timeout: 3 * time.Second}.Resolve()
+	args := workerArgs(limits)
+	rep := confine.Probe(confine.Config{WorkerArgs: args, Executable: bin})
+	t.Logf("tier: %s", rep.Tier())
+
+	var logs, audit syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	pool, err := process.New(process.Config{
+		Command:     append([]string{bin}, args...),
+		Size:        2,
+		MemoryBytes: limits.MemoryBytes,
+		SysProcAttr: rep.SysProcAttr(),
+		Env:         append(rep.Environ(), "GOGC=off"),
+		Logger:      log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	cat, _ := tools.NewCatalog(demo.Tools()...)
+	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Logger: log,
+		Audit: slog.New(slog.NewJSONHandler(&audit, nil))})
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Limits: limits, Tier: rep.Tier()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// Warm up, then take the baseline.
+	if res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: "return 1"}}); !res.OK {
+		t.Fatalf("warm-up: %v", res.Error)
+	}
+	baseG, baseHeap := settle()
+
+	cases := loadHostile(t, "testdata/redteam", "")
+	if shared := "../../../shared/redteam/js"; dirExists(shared) {
+		cases = append(cases, loadHostile(t, shared, "shared/")...)
+	} else {
+		t.Log("../shared/redteam/js not found: running the project's own cases only")
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: c.src}})
+			took := time.Since(start)
+			got := "ok:" + string(res.Result)
+			if !res.OK {
+				got = string(res.Error.Code)
+			}
+			if !matches(got, c.expect) {
+				t.Errorf("got %s (%v), want %s", sandbox.Cap(got, 200), res.Error, strings.Join(c.expect, "|"))
+			}
+			if res.Tier != rep.Tier() {
+				t.Errorf("tier %q, want %q", res.Tier, rep.Tier())
+			}
+			// A hang check, not a speed assertion: every case ends soon
+			// after its deadline.
+			if took > limits.Timeout+5*time.Second {
+				t.Errorf("took %s for a %s deadline", took, limits.Timeout)
+			}
+			b, _ := json.Marshal(res)
+			if bytes.Contains(b, []byte(canary)) {
+				t.Errorf("the canary secret leaked into the result: %.300s", b)
+			}
+			if res.Error != nil && (strings.Contains(res.Error.Message, "goroutine ") || strings.Contains(res.Error.Message, "/tmp/")) {
+				t.Errorf("error leaks a stack or a path: %q", res.Error.Message)
+			}
+			// The server still answers.
+			if out, err := broker.CallDirect(ctx, bindings.LocalPrincipal, "ping", json.RawMessage(`{"n":1}`)); err != nil || string(out) != "2" {
+				t.Fatalf("server does not answer after the case: %s, %v", out, err)
+			}
+		})
+	}
+
+	g, heap := settle()
+	if g > baseG+2 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d after the suite, %d before\n%s", g, baseG, buf[:runtime.Stack(buf, true)])
+	}
+	if heap > baseHeap+32<<20 {
+		t.Errorf("heap in use: %d MiB after the suite, %d MiB before", heap>>20, baseHeap>>20)
+	}
+	for name, b := range map[string]string{"logs": logs.String(), "audit": audit.String()} {
+		if strings.Contains(b, canary) {
+			t.Errorf("the canary secret leaked into the server's %s", name)
+		}
+	}
+	if !strings.Contains(audit.String(), `"tier":"`+rep.Tier()+`"`) {
+		t.Errorf("audit run records do not name the tier")
+	}
+}
+
+func matches(got string, expect []string) bool {
+	for _, e := range expect {
+		if e == got {
+			return true
+		}
+		if strings.HasPrefix(e, "ok:") && strings.HasPrefix(got, "ok:") {
+			var a, b any
+			if json.Unmarshal([]byte(e[3:]), &a) == nil && json.Unmarshal([]byte(got[3:]), &b) == nil {
+				ja, _ := json.Marshal(a)
+				jb, _ := json.Marshal(b)
+				if bytes.Equal(ja, jb) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// settle waits for goroutines of finished runs to end and returns the
+// goroutine count and the heap in use.
+func settle() (int, uint64) {
+	var g int
+	for i := 0; i < 50; i++ {
+		runtime.GC()
+		g = runtime.NumGoroutine()
+		time.Sleep(20 * time.Millisecond)
+		if runtime.NumGoroutine() == g {
+			break
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return g, ms.HeapInuse
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

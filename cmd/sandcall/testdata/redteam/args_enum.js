@@ -1,0 +1,2 @@
+// expect: E_TOOL_ARGS
+return await tools.get_expenses({ member_id: "ENG-001", quarter: "Q5" })

@@ -1,0 +1,2 @@
+// expect: E_TOOL_ARGS
+return await tools.get_team_members({ department: "engineering", admin: true })

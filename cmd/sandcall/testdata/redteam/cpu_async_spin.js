@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT
+while (true) { await Promise.resolve(1) }

@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT|E_MEMORY
+let x = 3n; for (;;) x = x * x; return 1

@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT
+while (1) {}

@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT
+const a = Array.from({ length: 1000 }, (_, i) => i); a.sort(() => { for (;;) {} }); return 1

@@ -1,0 +1,2 @@
+// expect: E_GUEST_ERROR
+const AF = (async () => {}).constructor; return await AF("return 1")()

@@ -1,0 +1,2 @@
+// expect: E_GUEST_ERROR
+return (() => {}).constructor("return globalThis.process")()

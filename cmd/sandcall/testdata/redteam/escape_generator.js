@@ -1,0 +1,2 @@
+// expect: E_GUEST_ERROR
+const G = (function* () {}).constructor; return G("yield 1")().next().value

@@ -1,0 +1,2 @@
+// expect: E_MEMORY
+return "".padStart(2 ** 30, "z").length

@@ -1,0 +1,2 @@
+// expect: E_MEMORY
+return "ab".repeat(2 ** 29).length

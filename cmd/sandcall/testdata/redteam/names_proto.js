@@ -1,0 +1,2 @@
+// expect: E_TOOL_UNKNOWN
+return await tools.call("__proto__", {})

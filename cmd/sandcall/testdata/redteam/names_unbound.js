@@ -1,0 +1,2 @@
+// expect: E_GUEST_ERROR
+return await tools.rm_rf({})

@@ -1,0 +1,2 @@
+// expect: E_UNSETTLED
+await new Promise(() => {}); return 1

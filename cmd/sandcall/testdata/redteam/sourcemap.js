@@ -1,0 +1,3 @@
+// expect: ok:7
+return 3 + 4
+//# sourceMappingURL=/etc/passwd

@@ -1,0 +1,2 @@
+// expect: E_RESULT_INVALID|ok:{}
+return { toString() { for (;;) {} }, valueOf() { for (;;) {} }, toJSON() { for (;;) {} } }

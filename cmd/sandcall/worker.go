@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/confine"
+	"github.com/sandcall/sandcall/sandbox/js"
+	"github.com/sandcall/sandcall/sandbox/process"
+)
+
+// workerArgs are the arguments that start a worker for jobs within limits.
+func workerArgs(limits sandbox.Limits) []string {
+	cpu := int((limits.Timeout + time.Second + time.Second - 1) / time.Second) // wall + 1 s grace, rounded up
+	return []string{"worker",
+		"--memory-bytes", strconv.FormatInt(limits.MemoryBytes, 10),
+		"--cpu-seconds", strconv.Itoa(cpu)}
+}
+
+// cmdWorker is the hidden worker subcommand: one job, read from fd 3, with
+// its tool calls, logs and outcome written as frames to fd 4. The server
+// starts it; it is never run by hand.
+func cmdWorker(ctx context.Context, e *env, args []string) int {
+	// First, before anything else: confinement may replace this process
+	// with a confined image of itself.
+	rep, err := confine.Enter()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall worker: confinement: %v\n", err)
+		return exitFailure
+	}
+	fs := flag.NewFlagSet("sandcall worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	mem := fs.Int64("memory-bytes", sandbox.DefaultLimits().MemoryBytes, "")
+	cpu := fs.Int("cpu-seconds", 0, "")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
+		return exitUsage
+	}
+	eng := js.New(js.Config{ProgramCacheSize: -1}) // one job per worker: nothing to reuse
+	err = process.ServeWorker(ctx, os.NewFile(3, "frames-in"), os.NewFile(4, "frames-out"), process.WorkerConfig{
+		Executor:    eng,
+		MemoryBytes: *mem,
+		Warm:        func() { warmEngine(eng) },
+		Restrict: func() error {
+			return confine.RestrictSelf(rep, confine.Limits{MemoryBytes: *mem, CPUSeconds: *cpu})
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// warmEngine runs a small program once so that everything the engine builds
+// lazily (the prelude, built-ins the hardening touches, the converters) is
+// ready before the worker is confined and before the job's clock starts.
+func warmEngine(eng *js.Engine) {
+	job := &sandbox.Job{Program: sandbox.Program{Source: `const r = await tools.call("warm", {a: [1, "x"]}).catch(e => e.code); return [r, JSON.stringify({b: 1})]`},
+		Limits: sandbox.Limits{Timeout: 5 * time.Second}.Resolve(), Tools: []string{"warm"}}
+	eng.Execute(context.Background(), job, warmHost{})
+}
+
+type warmHost struct{}
+
+func (warmHost) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{"ok":[1,2.5,"s",null,true]}`), nil
+}
