@@ -8,6 +8,7 @@
 //	sandcall serve   [--http ADDR] [--demo] [--isolation inprocess] [--timeout D]
 //	sandcall run     [--demo] [--json] [--input JSON] [--timeout D] [--lang js] FILE|-
 //	sandcall demo    [expense]
+//	sandcall bench   [--json] [--tier inprocess,process] [--runs N]
 //	sandcall doctor
 //	sandcall version
 //
@@ -55,6 +56,7 @@ func commands() []command {
 		{"serve", "serve MCP over stdio (default) or streamable HTTP", cmdServe},
 		{"run", "run a program from a file or stdin and print its result", cmdRun},
 		{"demo", "run the expense-check demo and show what it saves", cmdDemo},
+		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
 		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

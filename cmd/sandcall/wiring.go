@@ -111,6 +111,11 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 
 // newExecutor returns the executor of c's isolation tier and its name.
 func newExecutor(c *common, limits sandbox.Limits, log *slog.Logger) (sandbox.Executor, string, func(), error) {
+	return newExecutorWith(c, limits, log, nil)
+}
+
+// newExecutorWith is newExecutor with a hook called with each worker's PID.
+func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart func(pid int) error) (sandbox.Executor, string, func(), error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -137,6 +142,7 @@ func newExecutor(c *common, limits sandbox.Limits, log *slog.Logger) (sandbox.Ex
 		SysProcAttr: rep.SysProcAttr(),
 		Env:         env,
 		Logger:      log,
+		OnStart:     onStart,
 	})
 	if err != nil {
 		return nil, "", nil, err

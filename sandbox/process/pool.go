@@ -129,6 +129,12 @@ func New(cfg Config) (*Pool, error) {
 	return p, nil
 }
 
+// Ready returns the number of warm workers waiting for a job.
+func (p *Pool) Ready() int { return len(p.ready) }
+
+// Size returns the number of warm workers the pool keeps.
+func (p *Pool) Size() int { return p.cfg.Size }
+
 // Close stops refilling and kills every worker, idle or busy. Jobs running
 // on killed workers end with E_CANCELLED.
 func (p *Pool) Close() error {
@@ -281,6 +287,12 @@ func (p *Pool) start() (*worker, error) {
 	p.live[w] = struct{}{}
 	p.mu.Unlock()
 	go w.reap()
+	// A replacement starts while the job that took its predecessor runs: on
+	// a small machine its start-up (exec, confinement, engine warm-up)
+	// would compete with that job for the CPU. It starts at low priority and
+	// gets normal priority once it is ready. (PRIO_PGRP reaches every thread
+	// of the worker, which leads its own process group.)
+	_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)
 	if p.cfg.OnStart != nil {
 		if err := p.cfg.OnStart(cmd.Process.Pid); err != nil {
 			w.kill(endShutdown)
@@ -303,6 +315,7 @@ func (p *Pool) start() (*worker, error) {
 	select {
 	case r := <-rc:
 		if r.err == nil && r.kind == kindReady {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 0)
 			return w, nil
 		}
 		w.kill(endShutdown)
@@ -314,6 +327,9 @@ func (p *Pool) start() (*worker, error) {
 		return nil, fmt.Errorf("worker did not report ready within %s", p.cfg.StartTimeout)
 	}
 }
+
+// startNice is the scheduling priority of a worker until it is ready.
+const startNice = 10
 
 // Why a worker was killed by the supervisor.
 type endReason int

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/js"
+	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/tools"
+)
+
+const benchExamples = `  sandcall bench                         # every workload in both tiers, as a table
+  sandcall bench --json                  # the same as JSON (DESIGN.md §8)
+  sandcall bench --tier process --runs 50
+`
+
+// benchRow is one line of `sandcall bench --json` (DESIGN.md §8).
+type benchRow struct {
+	Workload  string  `json:"workload"`
+	Tier      string  `json:"tier"`
+	Runs      int     `json:"runs"`
+	MedianMS  float64 `json:"median_ms"`
+	MinMS     float64 `json:"min_ms"`
+	MaxMS     float64 `json:"max_ms"`
+	CallsPerS float64 `json:"calls_per_s"`
+}
+
+// cmdBench runs the standard workloads of ../shared/workloads in each tier
+// and reports medians. Every run is checked against its expected result.
+func cmdBench(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "bench", "[--json] [--tier inprocess,process] [--runs N]", benchExamples)
+	asJSON := fs.Bool("json", false, "print JSON rows: workload, tier, runs, median_ms, min_ms, max_ms, calls_per_s")
+	tiers := fs.String("tier", "inprocess,process", "tiers to measure, comma-separated")
+	runs := fs.Int("runs", 30, "timed runs per workload (first-run uses a third of them)")
+	pos, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, fs, "unexpected argument %q", pos[0])
+	}
+	if *runs < 1 {
+		return usageErr(e, fs, "--runs must be at least 1")
+	}
+	var rows []benchRow
+	var notes []string
+	for _, tier := range strings.Split(*tiers, ",") {
+		var rs []benchRow
+		var err error
+		switch tier {
+		case "inprocess":
+			rs, err = benchInprocess(ctx, *runs)
+		case "process":
+			var note string
+			rs, note, err = benchProcess(ctx, *runs)
+			if note != "" {
+				notes = append(notes, note)
+			}
+		default:
+			return usageErr(e, fs, "unknown tier %q: want inprocess or process", tier)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %s: %v\n", tier, err)
+			return exitFailure
+		}
+		rows = append(rows, rs...)
+		fr, err := benchFirstRun(ctx, tier, max(*runs/3, 3))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %s first-run: %v\n", tier, err)
+			return exitFailure
+		}
+		rows = append(rows, fr)
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(rows, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\ttier\truns\tmedian ms\tmin ms\tmax ms\tcalls/s\t")
+	for _, r := range rows {
+		cps := ""
+		if r.CallsPerS > 0 {
+			cps = strconv.FormatFloat(r.CallsPerS, 'f', 0, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t\n", r.Workload, r.Tier, r.Runs, r.MedianMS, r.MinMS, r.MaxMS, cps)
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(e.stdout, n)
+	}
+	return exitOK
+}
+
+func benchBroker() (*bindings.Broker, error) {
+	cat, err := tools.NewCatalog(demo.Tools()...)
+	if err != nil {
+		return nil, err
+	}
+	return bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+}
+
+// measure runs w n times (after warm-up runs) and summarizes the durations.
+func measure(ctx context.Context, r *bindings.Runner, w demo.Workload, n, warm int, before func()) ([]time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < warm+n; i++ {
+		if before != nil {
+			before()
+		}
+		t0 := time.Now()
+		res := r.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: w.Program}})
+		d := time.Since(t0)
+		if !res.OK {
+			return nil, fmt.Errorf("%s: %v", w.Name, res.Error)
+		}
+		if string(res.Result) != w.Want {
+			return nil, fmt.Errorf("%s: wrong result %.60s", w.Name, res.Result)
+		}
+		if i >= warm {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+func summarize(workload, tier string, ds []time.Duration, calls int) benchRow {
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	med := ds[len(ds)/2]
+	if len(ds)%2 == 0 {
+		med = (ds[len(ds)/2-1] + ds[len(ds)/2]) / 2
+	}
+	r := benchRow{Workload: workload, Tier: tier, Runs: len(ds), MedianMS: ms(med), MinMS: ms(ds[0]), MaxMS: ms(ds[len(ds)-1])}
+	if calls > 0 && med > 0 {
+		r.CallsPerS = float64(calls) / med.Seconds()
+	}
+	return r
+}
+
+func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
+	broker, err := benchBroker()
+	if err != nil {
+		return nil, err
+	}
+	var rows []benchRow
+	for _, c := range []struct {
+		name, workload string
+		cfg            js.Config
+	}{
+		{"expense", "expense", js.Config{}},
+		{"expense-cold", "expense", js.Config{ProgramCacheSize: -1}},
+		{"fanout", "fanout", js.Config{}},
+	} {
+		r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(c.cfg), Tier: "inprocess"})
+		if err != nil {
+			return nil, err
+		}
+		w := workloadNamed(c.workload)
+		ds, err := measure(ctx, r, w, n, 3, nil)
+		if err != nil {
+			return nil, err
+		}
+		calls := 0
+		if c.workload == "fanout" {
+			calls = w.Calls
+		}
+		rows = append(rows, summarize(c.name, "inprocess", ds, calls))
+	}
+	return rows, nil
+}
+
+// benchProcess measures the process tier with a warm pool: before each
+// timed run it waits (untimed) until every worker is ready, as a server
+// between requests would be. Every run is a new worker, so every run also
+// compiles the program: expense here is "expense-cold" of the worker.
+func benchProcess(ctx context.Context, n int) ([]benchRow, string, error) {
+	broker, err := benchBroker()
+	if err != nil {
+		return nil, "", err
+	}
+	c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout}
+	var mu sync.Mutex
+	var pids []int
+	exe, tier, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, func(pid int) error {
+		mu.Lock()
+		pids = append(pids, pid)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeExec()
+	pool := exe.(*process.Pool)
+	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Tier: tier})
+	if err != nil {
+		return nil, "", err
+	}
+	waitWarm := func() {
+		for deadline := time.Now().Add(10 * time.Second); pool.Ready() < pool.Size() && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	var rows []benchRow
+	for _, w := range demo.Workloads() {
+		ds, err := measure(ctx, r, w, n, 2, waitWarm)
+		if err != nil {
+			return nil, "", err
+		}
+		calls := 0
+		if w.Name == "fanout" {
+			calls = w.Calls
+		}
+		rows = append(rows, summarize(w.Name, "process", ds, calls))
+	}
+	// RSS of the idle, warm workers.
+	waitWarm()
+	mu.Lock()
+	recent := slices.Clone(pids[max(0, len(pids)-pool.Size()):])
+	mu.Unlock()
+	var rss []string
+	for _, pid := range recent {
+		if kb := vmRSS(pid); kb > 0 {
+			rss = append(rss, fmt.Sprintf("%.1f MB", float64(kb)/1024))
+		}
+	}
+	note := fmt.Sprintf("process tier: %s; RSS of idle warm workers: %s", tier, strings.Join(rss, ", "))
+	return rows, note, nil
+}
+
+func vmRSS(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
+
+// benchFirstRun times a fresh `sandcall run` process from start to exit on
+// the expense program: what a one-shot CLI user waits for.
+func benchFirstRun(ctx context.Context, tier string, n int) (benchRow, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return benchRow{}, err
+	}
+	dir, err := os.MkdirTemp("", "sandcall-bench-")
+	if err != nil {
+		return benchRow{}, err
+	}
+	defer os.RemoveAll(dir)
+	prog := filepath.Join(dir, "expense.js")
+	w := workloadNamed("expense")
+	if err := os.WriteFile(prog, []byte(w.Program), 0o644); err != nil {
+		return benchRow{}, err
+	}
+	var ds []time.Duration
+	for i := 0; i < n+1; i++ {
+		cmd := exec.CommandContext(ctx, self, "run", "--demo", "--json", "--isolation", tier, "--workers", "1", prog)
+		t0 := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(t0)
+		if err != nil {
+			return benchRow{}, fmt.Errorf("%v: %s", err, out)
+		}
+		var res sandbox.Result
+		if err := json.Unmarshal(out, &res); err != nil || string(res.Result) != w.Want {
+			return benchRow{}, fmt.Errorf("wrong result: %.80s", out)
+		}
+		if i > 0 { // the first one warms the page cache
+			ds = append(ds, d)
+		}
+	}
+	return summarize("first-run", tier, ds, 0), nil
+}
+
+func workloadNamed(name string) demo.Workload {
+	for _, w := range demo.Workloads() {
+		if w.Name == name {
+			return w
+		}
+	}
+	panic("no workload " + name)
+}
