@@ -25,7 +25,7 @@ const demoExamples = `  # who went over their Q3 travel budget? one program, 56 
 
 func cmdDemo(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market]", demoExamples)
-	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn"}
+	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn", oneShot: true}
 	fs.StringVar(&c.isolation, "isolation", "process", "isolation tier: process (worker processes) or inprocess")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {

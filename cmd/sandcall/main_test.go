@@ -391,10 +391,38 @@ func TestVersionAndHelp(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, code, stdout)
 		}
 	}
-	for _, args := range [][]string{{}, {"bogus"}, {"tools"}, {"bench"}} {
+	for _, args := range [][]string{{}, {"bogus"}, {"tools"}} {
 		_, stderr, code := sandcall(t, "", args...)
 		if code != 2 || !strings.Contains(stderr, "Usage") {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
+
+// TestBench checks the shape of `sandcall bench --json` (DESIGN.md §8) on
+// one run of each workload; the figures themselves are for people to read.
+func TestBench(t *testing.T) {
+	stdout, stderr, code := sandcall(t, "", "bench", "--json", "--runs", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, k := range []string{"workload", "tier", "runs", "median_ms", "min_ms", "max_ms", "calls_per_s"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("row %v lacks %q", r, k)
+			}
+		}
+		seen[fmt.Sprint(r["workload"], "/", r["tier"])] = true
+	}
+	for _, want := range []string{"expense/inprocess", "expense-cold/inprocess", "fanout/inprocess", "first-run/inprocess",
+		"expense/process", "fanout/process", "first-run/process"} {
+		if !seen[want] {
+			t.Errorf("no row for %s", want)
 		}
 	}
 }

@@ -70,6 +70,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	prog.Source = string(src)
 
 	log := c.logger(e.stderr)
+	c.oneShot = true
 	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)

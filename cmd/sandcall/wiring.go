@@ -19,6 +19,7 @@ import (
 
 // common holds the flags shared by serve and run.
 type common struct {
+	oneShot   bool // the command runs one program: start one worker, never refill
 	demo      bool
 	isolation string
 	workers   int
@@ -135,9 +136,14 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		// wasted work, so the limit itself (set by the worker from the
 		// job's limits) is the collector's only trigger.
 		"GOGC=off")
+	size := c.workers
+	if c.oneShot {
+		size = 1
+	}
 	pool, err := process.New(process.Config{
 		Command:     append([]string{confine.SelfExe}, args...),
-		Size:        c.workers,
+		Size:        size,
+		NoRefill:    c.oneShot,
 		MemoryBytes: limits.MemoryBytes,
 		SysProcAttr: rep.SysProcAttr(),
 		Env:         env,

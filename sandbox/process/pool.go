@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,6 +58,9 @@ type Config struct {
 	OnStart func(pid int) error
 	// OnExit, if set, is called with each worker's PID after it is reaped.
 	OnExit func(pid int)
+	// NoRefill starts Size workers once and never replaces them: for a
+	// command that runs one program and exits. If false, the pool refills.
+	NoRefill bool
 }
 
 // Pool runs jobs in pre-forked worker processes, one job per worker. It
@@ -68,9 +72,10 @@ type Pool struct {
 	slots chan struct{} // one token per warm or starting worker
 	wait  chan struct{} // one token per job waiting for a worker
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	fillWG sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	fillWG  sync.WaitGroup
+	running atomic.Int32 // jobs running now
 
 	mu      sync.Mutex // guards live and lastErr
 	live    map[*worker]struct{}
@@ -159,6 +164,7 @@ func (p *Pool) Close() error {
 func (p *Pool) fill() {
 	defer p.fillWG.Done()
 	backoff := 10 * time.Millisecond
+	started := 0
 	for {
 		select {
 		case p.slots <- struct{}{}:
@@ -191,6 +197,9 @@ func (p *Pool) fill() {
 			w.release()
 			return
 		}
+		if started++; p.cfg.NoRefill && started >= p.cfg.Size {
+			return
+		}
 	}
 }
 
@@ -202,6 +211,8 @@ func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host)
 	if err != nil {
 		return &sandbox.Outcome{Err: err}
 	}
+	p.running.Add(1)
+	defer p.running.Add(-1)
 	<-p.slots // the filler may start a replacement now
 	return w.run(ctx, job, host, p.cfg.Grace)
 }
@@ -287,12 +298,16 @@ func (p *Pool) start() (*worker, error) {
 	p.live[w] = struct{}{}
 	p.mu.Unlock()
 	go w.reap()
-	// A replacement starts while the job that took its predecessor runs: on
-	// a small machine its start-up (exec, confinement, engine warm-up)
-	// would compete with that job for the CPU. It starts at low priority and
-	// gets normal priority once it is ready. (PRIO_PGRP reaches every thread
-	// of the worker, which leads its own process group.)
-	_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)
+	// A replacement usually starts while the job that took its predecessor
+	// runs: on a small machine its start-up (exec, confinement, engine
+	// warm-up) would compete with that job for the CPU. While jobs run, a
+	// new worker starts at low priority and gets normal priority once it is
+	// ready. (PRIO_PGRP reaches every thread of the worker, which leads its
+	// own process group.)
+	niced := p.running.Load() > 0
+	if niced {
+		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)
+	}
 	if p.cfg.OnStart != nil {
 		if err := p.cfg.OnStart(cmd.Process.Pid); err != nil {
 			w.kill(endShutdown)
@@ -315,7 +330,9 @@ func (p *Pool) start() (*worker, error) {
 	select {
 	case r := <-rc:
 		if r.err == nil && r.kind == kindReady {
-			_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 0)
+			if niced {
+				_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 0)
+			}
 			return w, nil
 		}
 		w.kill(endShutdown)
