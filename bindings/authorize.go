@@ -41,6 +41,12 @@ type Decision struct {
 	Reason  string
 	Message string
 	Hint    string
+	// RequireApproval marks a call a person must approve before dispatch.
+	// The broker does not ask yet, so PolicyAuthorizer denies such calls
+	// (with this flag set, for the audit trail) until it does.
+	RequireApproval bool
+	// LogArgs says the call's arguments may be logged in clear.
+	LogArgs bool
 }
 
 // Authorizer is the seam where a call is allowed or not. The broker asks it

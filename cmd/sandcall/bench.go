@@ -136,6 +136,24 @@ func measure(ctx context.Context, r *bindings.Runner, w demo.Workload, n, warm i
 	return ds, nil
 }
 
+// measureDeadline times a runaway loop under a 1 s limit: how far past its
+// deadline a run ends (the process tier must stay within +250 ms).
+func measureDeadline(ctx context.Context, r *bindings.Runner, tier string, n int, before func()) (benchRow, error) {
+	var ds []time.Duration
+	for i := 0; i < n; i++ {
+		if before != nil {
+			before()
+		}
+		t0 := time.Now()
+		res := r.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: "for (;;) {}"}, Limits: sandbox.Limits{Timeout: time.Second}})
+		ds = append(ds, time.Since(t0))
+		if res.OK || res.Error.Code != sandbox.ETimeout {
+			return benchRow{}, fmt.Errorf("deadline: got %v, want E_TIMEOUT", res.Error)
+		}
+	}
+	return summarize("deadline-1s", tier, ds, 0), nil
+}
+
 func summarize(workload, tier string, ds []time.Duration, calls int) benchRow {
 	slices.Sort(ds)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -179,7 +197,15 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 		}
 		rows = append(rows, summarize(c.name, "inprocess", ds, calls))
 	}
-	return rows, nil
+	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}), Tier: "inprocess"})
+	if err != nil {
+		return nil, err
+	}
+	d, err := measureDeadline(ctx, r, "inprocess", min(n, 5), nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, d), nil
 }
 
 // benchProcess measures the process tier with a warm pool: before each
@@ -226,6 +252,11 @@ func benchProcess(ctx context.Context, n int) ([]benchRow, string, error) {
 		}
 		rows = append(rows, summarize(w.Name, "process", ds, calls))
 	}
+	d, err := measureDeadline(ctx, r, "process", min(n, 5), waitWarm)
+	if err != nil {
+		return nil, "", err
+	}
+	rows = append(rows, d)
 	// RSS of the idle, warm workers.
 	waitWarm()
 	mu.Lock()

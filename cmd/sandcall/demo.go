@@ -27,6 +27,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market]", demoExamples)
 	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn", oneShot: true}
 	fs.StringVar(&c.isolation, "isolation", "process", "isolation tier: process (worker processes) or inprocess")
+	c.registerPolicy(fs)
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code

@@ -57,6 +57,7 @@ func commands() []command {
 		{"run", "run a program from a file or stdin and print its result", cmdRun},
 		{"demo", "run the expense-check demo and show what it saves", cmdDemo},
 		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
+		{"policy", "check, explain and test policy files", cmdPolicy},
 		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

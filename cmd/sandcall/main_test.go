@@ -420,7 +420,7 @@ func TestBench(t *testing.T) {
 		seen[fmt.Sprint(r["workload"], "/", r["tier"])] = true
 	}
 	for _, want := range []string{"expense/inprocess", "expense-cold/inprocess", "fanout/inprocess", "first-run/inprocess",
-		"expense/process", "fanout/process", "first-run/process"} {
+		"expense/process", "fanout/process", "first-run/process", "deadline-1s/inprocess", "deadline-1s/process"} {
 		if !seen[want] {
 			t.Errorf("no row for %s", want)
 		}

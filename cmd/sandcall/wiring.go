@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
@@ -25,6 +29,7 @@ type common struct {
 	workers   int
 	timeout   time.Duration
 	logLevel  string
+	policy    string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -36,6 +41,13 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	c.registerPolicy(fs)
+}
+
+// registerPolicy registers --policy (demo has its own flag set).
+func (c *common) registerPolicy(fs *flag.FlagSet) {
+	fs.StringVar(&c.policy, "policy", "",
+		"policy file (see 'sandcall policy'); reloaded when it changes or on SIGHUP. Default: destructive tools direct-only, everything else both")
 }
 
 // check validates the shared flags; it returns a usage error message.
@@ -97,17 +109,51 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	if err != nil {
 		return nil, nil, err
 	}
-	limits := sandbox.Limits{Timeout: c.timeout}
-	exec, tier, close, err := newExecutor(c, limits.Resolve(), log)
+	stopPolicy, err := keepPolicy(c.policy, broker, log)
 	if err != nil {
 		return nil, nil, err
 	}
+	limits := sandbox.Limits{Timeout: c.timeout}
+	exec, tier, closeExec, err := newExecutor(c, limits.Resolve(), log)
+	if err != nil {
+		stopPolicy()
+		return nil, nil, err
+	}
+	close = func() { stopPolicy(); closeExec() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier})
 	if err != nil {
 		close()
 		return nil, nil, err
 	}
 	return r, close, nil
+}
+
+// keepPolicy puts the policy file at path in force on b, reloading it when
+// it changes (polled every second) or on SIGHUP; stop ends both. Without a
+// path, the broker keeps the default policy.
+func keepPolicy(path string, b *bindings.Broker, log *slog.Logger) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	pf, err := bindings.LoadPolicyFile(path, b, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_, _ = pf.Reload() // an invalid file is logged and ignored
+			}
+		}
+	}()
+	go pf.Watch(ctx, time.Second)
+	return func() { signal.Stop(hup); cancel() }, nil
 }
 
 // newExecutor returns the executor of c's isolation tier and its name.

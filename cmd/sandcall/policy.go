@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/policy"
+)
+
+const policyUsage = `Usage: sandcall policy check FILE...
+       sandcall policy explain --tool T --caller direct|code [--args JSON] [--principal ID] [--roles a,b] [--policy F] [--demo]
+       sandcall policy test FILE...
+
+check    compile policy files; problems are printed as file:line:col: message (exit 1)
+explain  decide one call and say which rule decided and why
+test     run policy test files (cases: call -> expected decision); exit 1 on a mismatch
+
+Examples:
+  sandcall policy check examples/policies/payments.yaml
+  sandcall policy explain --policy examples/policies/payments.yaml --tool send_payment --caller direct \
+      --destructive --args '{"amount": 5000, "to": "ACME"}' --principal alice --roles finance
+  sandcall policy explain --demo --tool get_expenses --caller direct
+  sandcall policy test examples/policies/*_test.yaml
+`
+
+func cmdPolicy(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, policyUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(e.stdout, policyUsage)
+		return exitOK
+	case "check":
+		return policyCheck(e, args[1:])
+	case "explain":
+		return policyExplain(e, args[1:])
+	case "test":
+		return policyTest(e, args[1:])
+	}
+	fmt.Fprintf(e.stderr, "sandcall policy: unknown subcommand %q\n\n%s", args[0], policyUsage)
+	return exitUsage
+}
+
+// printProblems prints a load error: one file:line:col: message per line.
+func printProblems(w io.Writer, err error) {
+	var pe *policy.Error
+	if errors.As(err, &pe) {
+		for _, p := range pe.Problems {
+			fmt.Fprintln(w, p.String())
+		}
+		return
+	}
+	fmt.Fprintln(w, err)
+}
+
+func policyCheck(e *env, args []string) int {
+	fs := newFlagSet(e, "policy check", "FILE...", "  sandcall policy check policy.yaml\n")
+	files, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) == 0 {
+		return usageErr(e, fs, "want at least one FILE")
+	}
+	status := exitOK
+	for _, f := range files {
+		c, err := policy.Load(f)
+		if err != nil {
+			printProblems(e.stderr, err)
+			status = exitFailure
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: ok (%d rules)\n", f, c.NumRules())
+	}
+	return status
+}
+
+func policyTest(e *env, args []string) int {
+	fs := newFlagSet(e, "policy test", "FILE...", "  sandcall policy test examples/policies/*_test.yaml\n")
+	files, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) == 0 {
+		return usageErr(e, fs, "want at least one FILE")
+	}
+	status := exitOK
+	for _, f := range files {
+		s, err := policy.LoadSuite(f)
+		if err != nil {
+			printProblems(e.stderr, err)
+			status = exitFailure
+			continue
+		}
+		if !policy.Report(e.stdout, s, s.Run()) {
+			status = exitFailure
+		}
+	}
+	return status
+}
+
+func policyExplain(e *env, args []string) int {
+	fs := newFlagSet(e, "policy explain", "--tool T --caller direct|code [flags]", "  sandcall policy explain --demo --tool get_expenses --caller direct\n")
+	tool := fs.String("tool", "", "the tool's name (required)")
+	caller := fs.String("caller", "", "who calls: direct (the model through MCP) or code (a program) (required)")
+	argsJSON := fs.String("args", "{}", "the call's arguments, a JSON object")
+	principal := fs.String("principal", bindings.LocalPrincipal.ID, "the principal's id")
+	roles := fs.String("roles", "", "the principal's roles, comma-separated")
+	file := fs.String("policy", "", "the policy file; if empty, the default policy")
+	useDemo := fs.Bool("demo", false, "take the tool's metadata from the embedded demo catalog")
+	var meta policy.ToolMeta
+	fs.BoolVar(&meta.ReadOnly, "read-only", false, "the tool is read-only (without --demo)")
+	fs.BoolVar(&meta.Destructive, "destructive", false, "the tool is destructive (without --demo)")
+	fs.BoolVar(&meta.Idempotent, "idempotent", false, "the tool is idempotent (without --demo)")
+	fs.BoolVar(&meta.OpenWorld, "open-world", false, "the tool reaches the open world (without --demo)")
+	fs.StringVar(&meta.Source, "source", "", "where the tool comes from: builtin, local or an upstream server (without --demo)")
+	calls := fs.Int("calls", 0, "calls of this tool already made in the run (for quotas)")
+	pos, code, ok := parseFlags(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, fs, "unexpected argument %q", pos[0])
+	}
+	if *tool == "" {
+		return usageErr(e, fs, "--tool is required")
+	}
+	if *caller != policy.Direct && *caller != policy.Code {
+		return usageErr(e, fs, "--caller must be direct or code")
+	}
+	if !json.Valid([]byte(*argsJSON)) || !strings.HasPrefix(strings.TrimSpace(*argsJSON), "{") {
+		return usageErr(e, fs, "--args must be a JSON object")
+	}
+	if *useDemo {
+		found := false
+		for _, t := range demo.Tools() {
+			if t.Name == *tool {
+				meta, found = bindings.ToolMeta(t), true
+				break
+			}
+		}
+		if !found {
+			return usageErr(e, fs, "no demo tool named %q", *tool)
+		}
+	}
+	c := policy.Default()
+	if *file != "" {
+		var err error
+		if c, err = policy.Load(*file); err != nil {
+			printProblems(e.stderr, err)
+			return exitFailure
+		}
+	}
+	req := policy.Request{Caller: *caller, Tool: *tool, Meta: meta, Args: []byte(*argsJSON),
+		Principal: policy.Principal{ID: *principal}}
+	if *roles != "" {
+		req.Principal.Roles = strings.Split(*roles, ",")
+	}
+	if *calls > 0 {
+		req.Run.CallsByTool = map[string]int{*tool: *calls}
+		req.Run.Calls = *calls
+	}
+	d := c.Decide(&req)
+	w := e.stdout
+	fmt.Fprintf(w, "policy:    %s\n", c.Name())
+	fmt.Fprintf(w, "tool:      %s%s\n", *tool, describeMeta(meta))
+	fmt.Fprintf(w, "caller:    %s (principal %s)\n", *caller, *principal)
+	fmt.Fprintf(w, "decision:  %s\n", map[bool]string{true: "allow", false: "deny"}[d.Allow])
+	fmt.Fprintf(w, "rule:      %s\n", d.Rule)
+	fmt.Fprintf(w, "reason:    %s\n", d.Reason)
+	if d.Message != "" {
+		fmt.Fprintf(w, "message:   %s\n", d.Message)
+	}
+	if d.Hint != "" {
+		fmt.Fprintf(w, "hint:      %s\n", d.Hint)
+	}
+	if d.RequireApproval {
+		fmt.Fprintln(w, "approval:  required (a person must approve each call; until sandcall can ask, the call is denied)")
+	}
+	if d.LogArgs {
+		fmt.Fprintln(w, "log_args:  arguments may be logged in clear")
+	}
+	yesNo := map[bool]string{true: "yes", false: "no"}
+	fmt.Fprintf(w, "exposed:   direct %s, code %s\n", yesNo[c.Exposes(*tool, meta, policy.Direct, req.Principal)],
+		yesNo[c.Exposes(*tool, meta, policy.Code, req.Principal)])
+	return exitOK
+}
+
+func describeMeta(m policy.ToolMeta) string {
+	var s []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{m.ReadOnly, "read-only"}, {m.Destructive, "destructive"}, {m.Idempotent, "idempotent"}, {m.OpenWorld, "open-world"}} {
+		if f.on {
+			s = append(s, f.name)
+		}
+	}
+	if m.Source != "" {
+		s = append(s, "source "+m.Source)
+	}
+	if len(m.AllowedCallers) > 0 {
+		s = append(s, "declares callers "+strings.Join(m.AllowedCallers, ","))
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(s, ", ") + ")"
+}
