@@ -103,8 +103,17 @@ func BenchmarkBuildValue(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := buildValue(r.rt, data); err != nil {
+		if _, err := r.buildValue(data); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkLazyArgs passes an unchanged tool result back as arguments
+// (its original bytes are copied) and returns a changed one.
+func BenchmarkLazyArgs(b *testing.B) {
+	benchRun(b, `const t = await tools.get_team_members({department: "engineering"});
+for (let i = 0; i < 20; i++) await tools.echo({all: t});
+t[0].name = "x";
+return t.length`, testTools, "50")
 }

@@ -232,7 +232,7 @@ func (in *inspector) object(o *goja.Object, depth int) {
 		in.write(r.errorSummary(o))
 		return
 	}
-	isArray := et == arrayType && o.ClassName() == "Array"
+	isArray := (et == arrayType || et == lazyArrayType) && o.ClassName() == "Array"
 	if depth >= inspectDepth {
 		if isArray {
 			in.write("[Array]")

@@ -15,14 +15,53 @@
 // arguments on the guest goroutine, starts Host.Call in its own goroutine and
 // returns a promise; completions come back over a channel and are resolved
 // on the guest goroutine, so calls awaited together (Promise.all) run in
-// parallel. Results cross as compact JSON built straight into fresh guest
-// values (no guest JSON.parse, no Go maps handed to the guest).
+// parallel. Results cross as compact JSON, validated and indexed once on
+// the Go side (no guest JSON.parse, no Go maps handed to the guest), and
+// reach the guest as lazy values (see Tool results).
 //
 // Guest values leave the runtime (tool arguments, the result, thrown values
 // in error messages, logged values) through one bounded converter that never
 // runs guest code: no getters, proxies, toJSON, toString or valueOf. Its
 // output is what JSON.stringify gives for plain data, byte for byte. toJSON
 // methods other than Date's built-in one are not called.
+//
+// # Tool results
+//
+// Objects and arrays in tool results (and in input and
+// ToolError.allowed_values) are goja dynamic objects and arrays whose
+// members are created on first access and then kept, so r.x === r.x holds
+// and a program that reads a few fields of a large result pays for those
+// only. Each call's result has its own values, even when two calls return
+// the same bytes. They are copy-on-write: the first change to an object or
+// array gives it its own members (values already read stay the same
+// objects), after which it behaves like a plain object or array: key order
+// (array indices first, ascending, then insertion order), in, delete,
+// spread, for-in, for-of, Object.keys/entries, JSON.stringify, the Array
+// methods, Array.isArray, instanceof and prototypes are as for the value
+// JSON.parse would give. The handlers only ever return goja primitives or
+// other lazy values; no Go value or method is reachable. A result, or a
+// part of one, that the program has not changed is converted back to JSON
+// (tool arguments, the program's result, JSON.stringify) by copying its
+// original bytes when they are exactly what JSON.stringify would write.
+//
+// goja's dynamic objects cannot become ordinary objects, so a few
+// operations differ from a plain value (TestLazySemantics pins each one);
+// copy the value first ({...r}, [...a], or JSON.parse(JSON.stringify(r)))
+// where they matter:
+//
+//   - Object.freeze, Object.seal and Object.preventExtensions throw a
+//     TypeError, and Reflect.preventExtensions returns false; the value
+//     stays extensible and writable.
+//   - Object.defineProperty with a getter or setter, or with writable,
+//     enumerable or configurable false, throws a TypeError; own Symbol
+//     properties cannot be added (a TypeError in strict code, ignored
+//     otherwise).
+//   - Arrays are dense: delete a[i] stores undefined (i in a stays true),
+//     and growing an array (a[n] = v past its end, a.length = n) fills it
+//     with undefined rather than holes. Growth past Limits.MemoryBytes/16
+//     elements stops the run with E_MEMORY.
+//   - Arrays take no named properties: a.foo = 1 and a[-1] = 1 are a
+//     TypeError in strict code and ignored otherwise.
 //
 // # Security
 //

@@ -125,6 +125,12 @@ type run struct {
 	toolErrors map[*goja.Object]*sandbox.Error
 
 	g globals
+	// argsEnc converts tool arguments (reused across calls).
+	argsEnc *encoder
+	// parseStack is the JSON parser's scratch stack, reused across results.
+	parseStack []int32
+	// interned holds short strings from results (see stringValue).
+	interned map[string]goja.Value
 	// origStringify is goja's JSON.stringify (tests compare against it).
 	origStringify goja.Callable
 
@@ -261,7 +267,7 @@ func (r *run) settle(c completion) *sandbox.Error {
 		var err error
 		if c.err != nil {
 			err = p.reject(r.toolError(sandbox.AsError(c.err, sandbox.EToolFailed)))
-		} else if v, berr := buildValue(r.rt, c.result); berr != nil {
+		} else if v, berr := r.buildValue(c.result); berr != nil {
 			err = p.reject(r.toolError(berr))
 		} else {
 			err = p.resolve(v)

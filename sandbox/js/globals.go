@@ -1,6 +1,7 @@
 package js
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -55,17 +56,20 @@ const hardenJS = `(function (thrower) {
 
 // globals are the built-ins captured before the guest runs.
 type globals struct {
-	gopd          goja.Callable // Object.getOwnPropertyDescriptor
-	errorProto    *goja.Object
-	dateProto     *goja.Object
-	dateToJSON    goja.Value
-	dateToISO     goja.Callable
-	toolError     *goja.Object // the ToolError constructor
-	toolProto     *goja.Object // ToolError.prototype
-	trueV         goja.Value
-	rangeError    goja.Value
-	syntaxError   goja.Value
-	functionProto *goja.Object
+	gopd       goja.Callable // Object.getOwnPropertyDescriptor
+	errorProto *goja.Object
+	dateProto  *goja.Object
+	dateToJSON goja.Value
+	dateToISO  goja.Callable
+	toolError  *goja.Object // the ToolError constructor
+	toolProto  *goja.Object // ToolError.prototype
+	trueV      goja.Value
+	falseV     goja.Value
+	// The prototypes lazy wrappers start with (recorded at the first one).
+	lazyObjProto, lazyArrProto *goja.Object
+	rangeError                 goja.Value
+	syntaxError                goja.Value
+	functionProto              *goja.Object
 }
 
 var (
@@ -82,6 +86,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	rt := r.rt
 	g := &r.g
 	g.trueV = rt.ToValue(true)
+	g.falseV = rt.ToValue(false)
 
 	hv, err := rt.RunProgram(hardenProgram)
 	if err != nil {
@@ -121,7 +126,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	define(global, "console", r.consoleObject())
 	inputV := goja.Null()
 	if len(input) > 0 {
-		v, berr := buildValue(rt, input)
+		v, berr := r.buildValue(input)
 		if berr != nil {
 			return sandbox.Errorf(sandbox.EResultInvalid, "Pass input as valid JSON.", "input: "+berr.Message)
 		}
@@ -186,13 +191,20 @@ func (r *run) callTool(name string, args goja.Value) goja.Value {
 	if args == nil {
 		argsJSON = []byte("{}")
 	} else {
-		enc := r.encoder(modeArgs, maxArgsBytes)
+		// One encoder serves every call of the run (encoding runs no guest
+		// code, so it is never re-entered); the bytes are copied out.
+		enc := r.argsEnc
+		if enc == nil {
+			enc = r.encoder(modeArgs, maxArgsBytes)
+			r.argsEnc = enc
+		}
+		enc.buf, enc.stack, enc.path = enc.buf[:0], enc.stack[:0], enc.path[:0]
 		b, err := enc.encode(args)
 		if err != nil {
 			err.Tool = name
 			return r.rejected(err)
 		}
-		argsJSON = b
+		argsJSON = bytes.Clone(b)
 	}
 	r.started++
 	r.inflight++
@@ -239,7 +251,7 @@ func (r *run) toolError(err *sandbox.Error) *goja.Object {
 	}
 	if len(err.AllowedValues) > 0 {
 		if b, jerr := json.Marshal(err.AllowedValues); jerr == nil {
-			if v, berr := buildValue(rt, b); berr == nil {
+			if v, berr := r.buildValue(b); berr == nil {
 				set("allowed_values", v)
 			}
 		}

@@ -79,6 +79,8 @@ type encoder struct {
 	path     []string
 	gap      string // indentation (modeStringify only)
 	indent   string
+	// protoChecked and protoOK cache rawOK's prototype check.
+	protoChecked, protoOK bool
 }
 
 func (r *run) encoder(mode encMode, max int) *encoder {
@@ -215,9 +217,16 @@ func (e *encoder) object(o *goja.Object) (bool, *encErr) {
 		return false, e.fail(errDepth, fmt.Sprintf("nested deeper than %d levels", e.maxDepth))
 	}
 	switch {
+	case et == lazyObjectType || et == lazyArrayType:
+		return e.lazy(o, et)
 	case et == timeType:
 		return e.date(o)
 	case et == arrayType && o.ClassName() == "Array":
+		if e.mode == modeStringify {
+			if err := e.noCallableToJSON(o); err != nil {
+				return false, err
+			}
+		}
 		e.stack = append(e.stack, o)
 		err := e.array(o)
 		e.stack = e.stack[:len(e.stack)-1]
@@ -233,18 +242,27 @@ func (e *encoder) object(o *goja.Object) (bool, *encErr) {
 		return false, e.fail(errBigInt, "BigInt values cannot be serialized in JSON")
 	}
 	if e.mode == modeStringify {
-		tj, ok := e.r.lookup(o, "toJSON")
-		if !ok {
-			return false, e.fail(errDynamic, "toJSON lookup needs code")
-		}
-		if _, callable := goja.AssertFunction(tj); callable {
-			return false, e.fail(errDynamic, "toJSON")
+		if err := e.noCallableToJSON(o); err != nil {
+			return false, err
 		}
 	}
 	e.stack = append(e.stack, o)
 	err := e.props(o)
 	e.stack = e.stack[:len(e.stack)-1]
 	return err == nil, err
+}
+
+// noCallableToJSON gives up (errDynamic) when JSON.stringify would call a
+// toJSON method of o, or when finding out would run guest code.
+func (e *encoder) noCallableToJSON(o *goja.Object) *encErr {
+	tj, ok := e.r.lookup(o, "toJSON")
+	if !ok {
+		return e.fail(errDynamic, "toJSON lookup needs code")
+	}
+	if _, callable := goja.AssertFunction(tj); callable {
+		return e.fail(errDynamic, "toJSON")
+	}
+	return nil
 }
 
 // date writes a Date as toJSON would: its ISO string, or null when invalid.
@@ -289,6 +307,13 @@ func (e *encoder) newline() {
 
 func (e *encoder) array(o *goja.Object) *encErr {
 	n := o.Get("length").ToInteger()
+	return e.elements(n, func(i int64, key string) (goja.Value, *encErr) {
+		return e.own(o, e.r.rt.ToValue(i), key)
+	})
+}
+
+// elements writes an array of n elements read by get.
+func (e *encoder) elements(n int64, get func(i int64, key string) (goja.Value, *encErr)) *encErr {
 	if n > int64(e.max) {
 		return e.fail(errSize, fmt.Sprintf("an array of %d elements is over %d bytes", n, e.max))
 	}
@@ -305,7 +330,7 @@ func (e *encoder) array(o *goja.Object) *encErr {
 		}
 		e.newline()
 		key := strconv.FormatInt(i, 10)
-		v, err := e.own(o, e.r.rt.ToValue(i), key)
+		v, err := get(i, key)
 		if err != nil {
 			return err
 		}
@@ -329,13 +354,19 @@ func (e *encoder) array(o *goja.Object) *encErr {
 }
 
 func (e *encoder) props(o *goja.Object) *encErr {
-	keys := o.Keys()
+	return e.members(o.Keys(), func(_ int, k string) (goja.Value, *encErr) {
+		return e.own(o, e.r.rt.ToValue(k), k)
+	})
+}
+
+// members writes an object with keys, whose values get reads.
+func (e *encoder) members(keys []string, get func(i int, key string) (goja.Value, *encErr)) *encErr {
 	e.buf = append(e.buf, '{')
 	outer := e.indent
 	e.indent += e.gap
 	first := true
-	for _, k := range keys {
-		v, err := e.own(o, e.r.rt.ToValue(k), k)
+	for i, k := range keys {
+		v, err := get(i, k)
 		if err != nil {
 			return err
 		}
@@ -367,6 +398,74 @@ func (e *encoder) props(o *goja.Object) *encErr {
 	}
 	e.buf = append(e.buf, '}')
 	return e.checkSize()
+}
+
+// lazy writes a lazy tool result (see lazy.go): its original bytes when
+// it is unchanged and they are canonical, else member by member, straight
+// from the wrapper's state (its properties are all data properties, so no
+// descriptor is needed).
+func (e *encoder) lazy(o *goja.Object, et reflect.Type) (bool, *encErr) {
+	var lo *lazyObject
+	var la *lazyArray
+	var b *lazyBase
+	if et == lazyObjectType {
+		lo = o.Export().(*lazyObject)
+		b = &lo.lazyBase
+	} else {
+		la = o.Export().(*lazyArray)
+		b = &la.lazyBase
+	}
+	if b.canonical() && e.gap == "" && len(e.stack)+int(b.doc.nodes[b.node].height) <= e.maxDepth &&
+		(e.mode != modeStringify || e.rawOK(b)) {
+		raw := b.raw()
+		if len(e.buf)+len(raw) > e.max {
+			return false, e.fail(errSize, fmt.Sprintf("over %d bytes", e.max))
+		}
+		e.buf = append(e.buf, raw...)
+		return true, nil
+	}
+	if e.mode == modeStringify {
+		if err := e.noCallableToJSON(o); err != nil {
+			return false, err
+		}
+	}
+	e.stack = append(e.stack, o)
+	var err *encErr
+	if la != nil {
+		err = e.elements(int64(la.Len()), func(i int64, _ string) (goja.Value, *encErr) {
+			return la.Get(int(i)), nil
+		})
+	} else if lo.own != nil {
+		s := lo.own
+		err = e.members(s.keys, func(i int, _ string) (goja.Value, *encErr) {
+			return s.vals[i], nil
+		})
+	} else {
+		err = e.members(lo.ordered(), func(_ int, k string) (goja.Value, *encErr) {
+			return lo.Get(k), nil
+		})
+	}
+	e.stack = e.stack[:len(e.stack)-1]
+	return err == nil, err
+}
+
+// rawOK reports whether, in modeStringify, JSON.stringify would give a
+// clean lazy value's original bytes: no toJSON on the prototypes its
+// wrappers were created with, and no wrapper in it re-parented.
+func (e *encoder) rawOK(b *lazyBase) bool {
+	if !e.protoChecked {
+		e.protoChecked = true
+		e.protoOK = e.noToJSON(e.r.g.lazyObjProto) && e.noToJSON(e.r.g.lazyArrProto)
+	}
+	return e.protoOK && b.protosIntact()
+}
+
+func (e *encoder) noToJSON(p *goja.Object) bool {
+	if p == nil {
+		return true
+	}
+	v, ok := e.r.lookup(p, "toJSON")
+	return ok && goja.IsUndefined(v)
 }
 
 // own reads the own data property key of o (a non-proxy object) without

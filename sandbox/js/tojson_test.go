@@ -113,7 +113,7 @@ func TestBuildValueRoundTrip(t *testing.T) {
 		`null`, `true`, `[1,2.5,-3,1e+21,1e-7,"x"]`, `{"b":1,"a":{"c":[]},"__proto__":2}`,
 		`"\u0000\n\"\\é😀"`, `{"k\u00e9y":"v"}`, `[[[[]]]]`, `123456789012345678901234`, `{"a":1,"a":2}`,
 	} {
-		v, err := buildValue(r.rt, []byte(in))
+		v, err := r.buildValue([]byte(in))
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -124,12 +124,12 @@ func TestBuildValueRoundTrip(t *testing.T) {
 		}
 	}
 	// Lone surrogates survive (goja's JSON.parse replaces them).
-	v, _ := buildValue(r.rt, []byte(`["\udc00","\ud83d\ude00"]`))
+	v, _ := r.buildValue([]byte(`["\udc00","\ud83d\ude00"]`))
 	if got, _ := r.encoder(modeResult, 1<<20).encode(v); string(got) != `["\udc00","😀"]` {
 		t.Errorf("lone surrogate: %s", got)
 	}
 	for _, bad := range []string{``, `{`, `[1,]`, `{"a"}`, `tru`, `01`, `"\x"`, `1 2`, `"abc`, "\"\x01\""} {
-		if _, err := buildValue(r.rt, []byte(bad)); err == nil || err.Code != sandbox.EToolFailed {
+		if _, err := r.buildValue([]byte(bad)); err == nil || err.Code != sandbox.EToolFailed {
 			t.Errorf("%q: got %v, want E_TOOL_FAILED", bad, err)
 		}
 	}
@@ -153,7 +153,7 @@ func FuzzToJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		r := newTestRun(t)
-		v, err := buildValue(r.rt, []byte(s))
+		v, err := r.buildValue([]byte(s))
 		if err != nil {
 			if json.Valid([]byte(s)) && len(s) < 1<<16 && jsonDepth(s) < maxBuildDepth {
 				t.Fatalf("valid JSON refused: %q: %v", s, err)
