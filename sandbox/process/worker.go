@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -58,6 +59,10 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	debug.SetMaxStack(maxStack)
 	if cfg.Warm != nil {
 		cfg.Warm()
+		// Workers may run with GOGC=off: return the warm-up's garbage now,
+		// so an idle worker holds only what the job will use.
+		runtime.GC()
+		debug.FreeOSMemory()
 	}
 	if cfg.Restrict != nil {
 		if err := cfg.Restrict(); err != nil {
