@@ -41,9 +41,9 @@ type Decision struct {
 	Reason  string
 	Message string
 	Hint    string
-	// RequireApproval marks a call a person must approve before dispatch.
-	// The broker does not ask yet, so PolicyAuthorizer denies such calls
-	// (with this flag set, for the audit trail) until it does.
+	// RequireApproval marks an allowed call a person must approve before
+	// dispatch: the broker asks the run's Approver and denies on anything
+	// but an explicit approval.
 	RequireApproval bool
 	// LogArgs says the call's arguments may be logged in clear.
 	LogArgs bool

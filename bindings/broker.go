@@ -38,6 +38,23 @@ type BrokerConfig struct {
 	// MaxOutputBytes caps one tool result when the tool sets no OutputBudget.
 	// If zero, 4 MiB.
 	MaxOutputBytes int
+	// ApprovalTimeout bounds the wait for a person's answer to an approval
+	// (require_approval); no answer in time denies the call. If zero, 2
+	// minutes. A run's own deadline applies as well.
+	ApprovalTimeout time.Duration
+	// Observer receives per-call and per-run outcomes and latencies (for
+	// metrics). If nil, nothing is observed.
+	Observer Observer
+}
+
+// Observer receives the outcome of every attempted call and every run, for
+// counters and latency histograms. Outcomes are "ok", "failed" and
+// "denied" for calls, "ok" and "error" for runs. tool is "(unknown)" for a
+// name not in the catalog, so a guest cannot grow the label set. Methods
+// are called on the caller's goroutine and must not block.
+type Observer interface {
+	ObserveCall(tool, caller, outcome string, d time.Duration)
+	ObserveRun(outcome, code string, d time.Duration)
 }
 
 // Broker is the single path of every tool call, from code or direct: lookup,
@@ -50,6 +67,8 @@ type Broker struct {
 	log       *slog.Logger
 	timeout   time.Duration
 	maxOutput int
+	approval  time.Duration
+	obs       Observer
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -65,6 +84,11 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		log:       cfg.Logger,
 		timeout:   cfg.CallTimeout,
 		maxOutput: cfg.MaxOutputBytes,
+		approval:  cfg.ApprovalTimeout,
+		obs:       cfg.Observer,
+	}
+	if b.approval <= 0 {
+		b.approval = 2 * time.Minute
 	}
 	if b.audit == nil {
 		b.audit = slog.New(slog.DiscardHandler)
@@ -113,12 +137,29 @@ func (b *Broker) Exposed(caller tools.Caller, p Principal) []*tools.Tool {
 	return out
 }
 
-// CallDirect performs a call made by the model through MCP (caller direct).
+// CallDirect performs a call made by the model through MCP (caller direct),
+// with no way to ask a person: a call that needs an approval is denied. See
+// Direct.
 func (b *Broker) CallDirect(ctx context.Context, p Principal, name string, args json.RawMessage) (json.RawMessage, error) {
-	r := &run{b: b, principal: p, caller: tools.Direct, start: time.Now(),
-		limits: sandbox.Limits{MaxCalls: 1, MaxInFlight: 1}.Resolve()}
+	return b.Direct(ctx, DirectCall{Principal: p, Tool: name, Args: args})
+}
+
+// DirectCall is one call made by the model through MCP.
+type DirectCall struct {
+	Principal Principal
+	Tool      string
+	Args      json.RawMessage
+	// Approver asks a person when the policy requires an approval. If nil,
+	// such calls are denied.
+	Approver Approver
+}
+
+// Direct performs a direct call (caller direct) through the broker's path.
+func (b *Broker) Direct(ctx context.Context, c DirectCall) (json.RawMessage, error) {
+	r := &run{b: b, principal: c.Principal, caller: tools.Direct, start: time.Now(), tier: "host",
+		approver: c.Approver, limits: sandbox.Limits{MaxCalls: 1, MaxInFlight: 1}.Resolve()}
 	r.init()
-	return r.Call(ctx, name, args)
+	return r.Call(ctx, c.Tool, c.Args)
 }
 
 // run is the per-run state: it implements sandbox.Host for one program.
@@ -131,6 +172,8 @@ type run struct {
 	start     time.Time
 	sem       *semaphore.Weighted
 	progress  func(sandbox.CallStats)
+	approver  Approver
+	tier      string
 
 	seq atomic.Int64
 
@@ -200,6 +243,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	r.mu.Unlock()
 	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
+	rec.logArgs = d.LogArgs
 	if !d.Allow {
 		rec.decision = "deny"
 		msg := d.Message
@@ -210,6 +254,13 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: d.Hint}
 	}
 	rec.decision = "allow"
+	if d.RequireApproval {
+		if err := r.approve(ctx, info, d); err != nil {
+			rec.decision = "declined"
+			return nil, err
+		}
+		rec.decision = "approved"
+	}
 
 	if err := r.sem.Acquire(ctx, 1); err != nil {
 		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
@@ -287,6 +338,7 @@ func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessa
 }
 
 type auditCall struct {
+	logArgs     bool
 	seq         int
 	tool        string
 	known       bool
@@ -328,6 +380,13 @@ func (r *run) finishCall(a auditCall) {
 		r.progress(snap)
 	}
 
+	if r.b.obs != nil {
+		tool := a.tool
+		if !a.known {
+			tool = "(unknown)"
+		}
+		r.b.obs.ObserveCall(tool, string(r.caller), [...]string{"ok", "failed", "denied"}[o], a.dur)
+	}
 	if !r.b.audit.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
@@ -335,7 +394,8 @@ func (r *run) finishCall(a auditCall) {
 	if a.err != nil {
 		code = string(a.err.Code)
 	}
-	r.b.audit.LogAttrs(context.Background(), slog.LevelInfo, "call",
+	attrs := make([]slog.Attr, 0, 14)
+	attrs = append(attrs,
 		slog.String("run_id", r.id),
 		slog.Int("seq", a.seq),
 		slog.String("caller", string(r.caller)),
@@ -347,7 +407,72 @@ func (r *run) finishCall(a auditCall) {
 		slog.Float64("duration_ms", ms(a.dur)),
 		slog.String("args_sha256", hashArgs(a.args)),
 		slog.Int("result_bytes", a.resultBytes),
+		slog.String("tier", r.tier),
 	)
+	if a.logArgs && a.args != nil {
+		attrs = append(attrs, slog.String("args", sandbox.Cap(string(RedactJSON(a.args)), MaxLoggedArgsBytes)))
+	}
+	r.b.audit.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
+}
+
+// MaxLoggedArgsBytes caps the args field of an audit record (log_args).
+const MaxLoggedArgsBytes = 4 << 10
+
+// approve asks the run's Approver about an allowed call whose rule requires
+// approval. It returns nil on an approval and an E_TOOL_DENIED error on a
+// decline, a dismissal, an error, a time-out, or when nobody can be asked.
+func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
+	name := info.Tool.Name
+	deny := func(msg, hint string) error {
+		return &sandbox.Error{Code: sandbox.EToolDenied, Tool: name, Rule: d.Rule,
+			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: hint}
+	}
+	if r.approver == nil {
+		return deny("tool "+name+" needs a person's approval for each call, and nobody can be asked here",
+			"Ask the user to make this call from an MCP client that supports elicitation.")
+	}
+	req := ApprovalRequest{Tool: name, Caller: string(info.Caller), Principal: info.Principal,
+		RunID: info.RunID, ArgsSummary: argsSummary(info.Args), Rule: d.Rule}
+	who := info.Principal.ID
+	if who == "" {
+		who = "unknown"
+	}
+	from := "the model, directly"
+	if info.Caller == tools.Code {
+		from = "a program (run " + info.RunID + ")"
+	}
+	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments: %s\n(policy rule %q requires approval)",
+		name, who, from, req.ArgsSummary, d.Rule)
+	actx, cancel := context.WithTimeout(ctx, r.b.approval)
+	defer cancel()
+	ok, err := safeApprove(actx, r.approver, req)
+	switch {
+	case errors.Is(err, ErrApprovalUnsupported):
+		return deny("tool "+name+" needs a person's approval for each call",
+			"This tool needs a person's approval and your MCP client does not support elicitation; "+
+				"use a client that does, or ask the operator to lift require_approval for it.")
+	case ctx.Err() != nil:
+		return sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	case actx.Err() != nil:
+		return deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.approval),
+			"Ask the user to watch for the approval prompt, then try again.")
+	case err != nil:
+		r.b.log.Warn("approval failed; denying", "tool", name, "err", err.Error())
+		return deny("the approval of the call to "+name+" could not be obtained", "Try again, or ask the user to make this call.")
+	case !ok:
+		return deny("the user declined the call to "+name, "Do not retry this call unless the user asks for it.")
+	}
+	return nil
+}
+
+// safeApprove calls a.Approve, turning a panic into an error.
+func safeApprove(ctx context.Context, a Approver, req ApprovalRequest) (ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok, err = false, fmt.Errorf("approver panicked: %v", p)
+		}
+	}()
+	return a.Approve(ctx, req)
 }
 
 func (r *run) snapshotLocked() sandbox.CallStats {

@@ -61,13 +61,6 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 	pd := a.checker.Decide(&req)
 	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
 		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs}
-	if d.Allow && d.RequireApproval {
-		// Fail closed until the broker can ask a person (MCP elicitation).
-		d.Allow = false
-		d.Reason = "approval required, and this server cannot ask for approvals yet"
-		d.Message = "tool " + c.Tool.Name + " needs a person's approval for each call, and this server cannot ask for one"
-		d.Hint = "Ask the user to make this call themselves, or the operator to lift require_approval for it."
-	}
 	return d
 }
 

@@ -106,13 +106,13 @@ rules:
 	if s := r.snapshot(); s.Denied != 1 || s.OK != 2 {
 		t.Errorf("stats %+v", s)
 	}
-	// require_approval fails closed until approvals exist.
+	// require_approval with nobody to ask fails closed.
 	_, err = b.CallDirect(context.Background(), LocalPrincipal, "approve_me", nil)
 	if !errors.As(err, &e) || e.Code != sandbox.EToolDenied || !strings.Contains(e.Message, "approval") {
 		t.Errorf("approval: %v", err)
 	}
 	d := NewPolicyAuthorizer(c).Authorize(context.Background(), &CallInfo{Caller: tools.Direct, Tool: appr, Principal: LocalPrincipal})
-	if d.Allow || !d.RequireApproval {
+	if !d.Allow || !d.RequireApproval {
 		t.Errorf("approval decision: %+v", d)
 	}
 }

@@ -82,6 +82,10 @@ type RunRequest struct {
 	// counts so far. It is called from the goroutine that made the call and
 	// must not block.
 	Progress func(sandbox.CallStats)
+	// Approver asks a person about calls whose policy rule requires an
+	// approval. If nil, such calls are denied. Approvals wait within the
+	// run's own time limit.
+	Approver Approver
 }
 
 // Run runs one program and always returns a Result; a failed program is a
@@ -91,7 +95,8 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	id := newRunID()
 	lim := r.requestLimits(req.Limits)
 	h := &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
-		limits: lim, start: start, progress: req.Progress}
+		limits: lim, start: start, progress: req.Progress,
+		approver: req.Approver, tier: r.tier}
 	h.init()
 	if req.Principal.ID == "" {
 		h.principal = LocalPrincipal
@@ -177,10 +182,6 @@ func (r *Runner) accepts(l sandbox.Language) bool {
 }
 
 func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
-	a := r.broker.audit
-	if !a.Enabled(context.Background(), slog.LevelInfo) {
-		return
-	}
 	code := ""
 	if res.Error != nil {
 		code = string(res.Error.Code)
@@ -188,6 +189,13 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
 	decision := "ok"
 	if !res.OK {
 		decision = "error"
+	}
+	if o := r.broker.obs; o != nil {
+		o.ObserveRun(decision, code, time.Duration(res.DurationMS*float64(time.Millisecond)))
+	}
+	a := r.broker.audit
+	if !a.Enabled(context.Background(), slog.LevelInfo) {
+		return
 	}
 	a.LogAttrs(context.Background(), slog.LevelInfo, "run",
 		slog.String("run_id", res.RunID),

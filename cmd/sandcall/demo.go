@@ -40,6 +40,10 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	default:
 		return usageErr(e, fs, "want at most one demo name")
 	}
+	if msg := c.loadConfig(fs); msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall demo: %s\n", msg)
+		return exitUsage
+	}
 	if msg := c.check(); msg != "" {
 		return usageErr(e, fs, "%s", msg)
 	}

@@ -183,7 +183,7 @@ func policyExplain(e *env, args []string) int {
 		fmt.Fprintf(w, "hint:      %s\n", d.Hint)
 	}
 	if d.RequireApproval {
-		fmt.Fprintln(w, "approval:  required (a person must approve each call; until sandcall can ask, the call is denied)")
+		fmt.Fprintln(w, "approval:  required (a person is asked through MCP elicitation before each call; no answer denies)")
 	}
 	if d.LogArgs {
 		fmt.Fprintln(w, "log_args:  arguments may be logged in clear")

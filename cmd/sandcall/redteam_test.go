@@ -103,7 +103,7 @@ func TestRedteamProcessTier(t *testing.T) {
 	if res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: "return 1"}}); !res.OK {
 		t.Fatalf("warm-up: %v", res.Error)
 	}
-	baseG, baseHeap := settle()
+	baseG, baseHeap := settle(pool)
 
 	cases := loadHostile(t, "testdata/redteam", "")
 	if shared := "../../../shared/redteam/js"; dirExists(shared) {
@@ -145,7 +145,7 @@ func TestRedteamProcessTier(t *testing.T) {
 		})
 	}
 
-	g, heap := settle()
+	g, heap := settle(pool)
 	if g > baseG+2 {
 		buf := make([]byte, 1<<20)
 		t.Errorf("goroutines: %d after the suite, %d before\n%s", g, baseG, buf[:runtime.Stack(buf, true)])
@@ -182,17 +182,25 @@ func matches(got string, expect []string) bool {
 	return false
 }
 
-// settle waits for goroutines of finished runs to end and returns the
-// goroutine count and the heap in use.
-func settle() (int, uint64) {
+// settle waits until the pool is full again (each warm worker has a few
+// goroutines of its own in the server) and the goroutines of finished runs
+// have ended, then returns the goroutine count and the heap in use.
+func settle(pool *process.Pool) (int, uint64) {
+	for deadline := time.Now().Add(20 * time.Second); pool.Ready() < pool.Size() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	var g int
-	for i := 0; i < 50; i++ {
+	stable := 0
+	for i := 0; i < 300 && stable < 5; i++ {
 		runtime.GC()
-		g = runtime.NumGoroutine()
-		time.Sleep(20 * time.Millisecond)
-		if runtime.NumGoroutine() == g {
-			break
+		n := runtime.NumGoroutine()
+		if n == g {
+			stable++
+		} else {
+			stable = 0
 		}
+		g = n
+		time.Sleep(20 * time.Millisecond)
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

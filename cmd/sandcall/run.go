@@ -43,6 +43,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, fs, "want exactly one FILE, or - for stdin")
 	}
+	if msg := c.loadConfig(fs); msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall run: %s\n", msg)
+		return exitUsage
+	}
 	if msg := c.check(); msg != "" {
 		return usageErr(e, fs, "%s", msg)
 	}
@@ -77,7 +81,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer closeRunner()
-	res := runner.Run(ctx, bindings.RunRequest{Program: prog})
+	res := runner.Run(ctx, bindings.RunRequest{Program: prog, Principal: c.cfg.principal()})
 	if *asJSON {
 		b, err := json.Marshal(res)
 		if err != nil {

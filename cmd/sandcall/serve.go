@@ -23,8 +23,12 @@ const serveExamples = `  # stdio (the default): point an MCP client at this comm
   # streamable HTTP on a free loopback port; the URL is printed to stderr
   sandcall serve --demo --http 127.0.0.1:0
 
-  # HTTP on all interfaces: there is no authentication yet, so this needs --allow-remote
-  sandcall serve --http 0.0.0.0:8080 --allow-remote
+  # HTTP on all interfaces: needs --allow-remote and bearer tokens in sandcall.yaml
+  # (auth.tokens; hash each token with 'sandcall token hash')
+  sandcall serve --config sandcall.yaml --http 0.0.0.0:8080 --allow-remote
+
+  # audit records (JSON Lines) to a file; Prometheus metrics at /metrics over HTTP
+  sandcall serve --demo --http 127.0.0.1:8080 --audit audit.jsonl
 `
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
@@ -32,13 +36,17 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	var c common
 	c.register(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
-	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address (no authentication yet: anyone who can reach it can run programs)")
+	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address; requires bearer tokens (auth.tokens in the config file)")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
 		return usageErr(e, fs, "unexpected argument %q", pos[0])
+	}
+	if msg := c.loadConfig(fs); msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall serve: %s\n", msg)
+		return exitUsage
 	}
 	if msg := c.check(); msg != "" {
 		return usageErr(e, fs, "%s", msg)
@@ -47,19 +55,27 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "--allow-remote needs --http")
 	}
 	log := c.logger(e.stderr)
+	if *addr != "" {
+		c.metrics = mcpserver.NewMetrics()
+	}
 	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
 	defer closeRunner()
-	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Version: version, Logger: log})
+	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal()}
+	if *addr != "" {
+		scfg.Tokens = c.cfg.tokens()
+		scfg.Metrics = c.metrics
+	}
+	srv, err := mcpserver.New(scfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
 	if *addr != "" {
-		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, log)
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), log)
 	}
 	return serveStdio(ctx, e, srv)
 }
@@ -93,7 +109,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP at addr until ctx is done.
-func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, log interface {
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, log interface {
 	Warn(string, ...any)
 }) int {
 	host, _, err := net.SplitHostPort(addr)
@@ -103,11 +119,20 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	}
 	if !isLoopbackHost(host) {
 		if !remote {
-			fmt.Fprintf(e.stderr, "%s: --http %q is not a loopback address; sandcall has no authentication yet, "+
-				"so it serves only 127.0.0.1, ::1 or localhost unless you pass --allow-remote\n", name, addr)
+			fmt.Fprintf(e.stderr, "%s: --http %q is not a loopback address; sandcall serves only 127.0.0.1, ::1 or localhost "+
+				"unless you pass --allow-remote (with bearer tokens configured)\n", name, addr)
 			return exitUsage
 		}
-		fmt.Fprintf(e.stderr, "warning: serving on %s without authentication: anyone who can reach it can run programs and call tools\n", addr)
+		if tokens == 0 {
+			fmt.Fprintf(e.stderr, "%s: --allow-remote needs bearer tokens: list them under auth.tokens in the config file "+
+				"(hash each with 'sandcall token hash')\n", name)
+			return exitUsage
+		}
+	}
+	if tokens == 0 {
+		fmt.Fprintf(e.stderr, "warning: HTTP without authentication (no auth.tokens configured): any local process can run programs and call tools; serving on loopback only\n")
+	} else {
+		fmt.Fprintf(e.stderr, "bearer-token authentication on (%d tokens); /metrics needs a token too\n", tokens)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // common holds the flags shared by serve and run.
@@ -30,6 +31,12 @@ type common struct {
 	timeout   time.Duration
 	logLevel  string
 	policy    string
+	config    string
+	audit     string
+
+	cfg     *fileConfig        // loaded by loadConfig
+	metrics *mcpserver.Metrics // set by serve over HTTP
+	closers []func()
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -44,10 +51,73 @@ func (c *common) register(fs *flag.FlagSet) {
 	c.registerPolicy(fs)
 }
 
-// registerPolicy registers --policy (demo has its own flag set).
+// registerPolicy registers --policy, --config and --audit (demo has its
+// own flag set).
 func (c *common) registerPolicy(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "config file (default: "+defaultConfigFile+" in the working directory, if present)")
+	fs.StringVar(&c.audit, "audit", "", "write audit records (JSON Lines, one per run and per attempted call) to this file, or - for stderr")
 	fs.StringVar(&c.policy, "policy", "",
 		"policy file (see 'sandcall policy'); reloaded when it changes or on SIGHUP. Default: destructive tools direct-only, everything else both")
+}
+
+// loadConfig reads the config file and fills in every flag the command
+// line did not set. It returns a message for the user on an error.
+func (c *common) loadConfig(fs *flag.FlagSet) string {
+	cfg, err := loadConfig(c.config)
+	if err != nil {
+		return err.Error()
+	}
+	c.cfg = cfg
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["policy"] && cfg.Policy != "" {
+		c.policy = cfg.path(cfg.Policy)
+	}
+	if !set["audit"] && cfg.Audit != "" {
+		c.audit = cfg.path(cfg.Audit)
+	}
+	if !set["timeout"] && cfg.timeout > 0 {
+		c.timeout = cfg.timeout
+	}
+	if !set["workers"] && cfg.Workers > 0 {
+		c.workers = cfg.Workers
+	}
+	return ""
+}
+
+// auditLogger opens the audit destination: nil when none is configured.
+// Records are JSON Lines with ts (RFC 3339), event ("run" or "call") and
+// the fields of DESIGN.md §10, every string passed through bindings.Redact.
+func (c *common) auditLogger(stderr io.Writer) (*slog.Logger, error) {
+	var w io.Writer
+	switch c.audit {
+	case "":
+		return nil, nil
+	case "-":
+		w = stderr
+	default:
+		f, err := os.OpenFile(c.audit, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--audit: %w", err)
+		}
+		c.closers = append(c.closers, func() { _ = f.Close() })
+		w = f
+	}
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) > 0 {
+			return a
+		}
+		switch a.Key {
+		case slog.TimeKey:
+			return slog.String("ts", a.Value.Time().UTC().Format(time.RFC3339Nano))
+		case slog.LevelKey:
+			return slog.Attr{}
+		case slog.MessageKey:
+			return slog.String("event", a.Value.String())
+		}
+		return a
+	}})
+	return slog.New(bindings.NewRedactHandler(h)), nil
 }
 
 // check validates the shared flags; it returns a usage error message.
@@ -86,7 +156,7 @@ func parseLevel(s string) (slog.Level, bool) {
 // logger writes text logs to w (stderr: stdout may be the protocol stream).
 func (c *common) logger(w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(c.logLevel)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	return slog.New(bindings.NewRedactHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})))
 }
 
 // catalogTools returns the tools the flags enable.
@@ -105,21 +175,43 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	if err != nil {
 		return nil, nil, err
 	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Logger: log})
+	closeAll := func() {
+		for i := len(c.closers) - 1; i >= 0; i-- {
+			c.closers[i]()
+		}
+		c.closers = nil
+	}
+	audit, err := c.auditLogger(os.Stderr)
 	if err != nil {
+		return nil, nil, err
+	}
+	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}
+	if c.metrics != nil {
+		bc.Observer = c.metrics
+	}
+	limits := sandbox.Limits{Timeout: c.timeout}
+	if cfg := c.cfg; cfg != nil {
+		bc.ApprovalTimeout = cfg.approval
+		limits.MemoryBytes = int64(cfg.Limits.MemoryMB) << 20
+		limits.MaxCalls = cfg.Limits.MaxCalls
+	}
+	broker, err := bindings.NewBroker(bc)
+	if err != nil {
+		closeAll()
 		return nil, nil, err
 	}
 	stopPolicy, err := keepPolicy(c.policy, broker, log)
 	if err != nil {
+		closeAll()
 		return nil, nil, err
 	}
-	limits := sandbox.Limits{Timeout: c.timeout}
 	exec, tier, closeExec, err := newExecutor(c, limits.Resolve(), log)
 	if err != nil {
 		stopPolicy()
+		closeAll()
 		return nil, nil, err
 	}
-	close = func() { stopPolicy(); closeExec() }
+	close = func() { stopPolicy(); closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier})
 	if err != nil {
 		close()

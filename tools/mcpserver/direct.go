@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -55,7 +56,8 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 		if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 			args = json.RawMessage("{}")
 		}
-		res, err := s.broker.CallDirect(ctx, s.principalFor(req), name, args)
+		res, err := s.broker.Direct(ctx, bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
+			Approver: sessionApprover{req.Session}})
 		if err != nil {
 			return errorResult(sandbox.AsError(err, sandbox.EToolFailed)), nil
 		}

@@ -34,8 +34,12 @@ const HTTPPath = "/mcp"
 //     refuses cross-site browser POSTs (Sec-Fetch-Site).
 //   - Size: a body over Config.MaxRequestBytes is refused with 413.
 //
-// There is no authentication yet: serve only on loopback, or behind a proxy
-// that authenticates.
+// Authentication: with Config.Tokens, every request to /mcp (and /metrics)
+// needs "Authorization: Bearer <token>" with one of the tokens, or gets 401
+// with a WWW-Authenticate challenge (go-sdk's auth.RequireBearerToken); each
+// session acts for its token's principal and is bound to it. Without
+// tokens there is no authentication: serve only on loopback, or behind a
+// proxy that authenticates.
 func (s *Server) HTTPHandler() http.Handler {
 	idle := s.idle
 	if idle < 0 {
@@ -51,7 +55,18 @@ func (s *Server) HTTPHandler() http.Handler {
 		_ = cop.AddTrustedOrigin(o) // validated in New
 	}
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, &guard{s: s, next: h, cop: cop})
+	var mcpH http.Handler = &guard{s: s, next: h, cop: cop}
+	metrics := s.metrics
+	if s.tokens != nil {
+		mcpH = s.tokens.requireToken(mcpH)
+		if metrics != nil {
+			metrics = s.tokens.requireToken(metrics)
+		}
+	}
+	mux.Handle(HTTPPath, mcpH)
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	return mux
 }
 

@@ -151,7 +151,8 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	ctx, cancel := s.callContext(ctx, req)
 	defer cancel()
 
-	rr := bindings.RunRequest{Program: prog, Limits: lim, Principal: s.principalFor(req)}
+	rr := bindings.RunRequest{Program: prog, Limits: lim, Principal: s.principalFor(req),
+		Approver: sessionApprover{req.Session}}
 	var pr *progressReporter
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
 		pr = newProgressReporter(ctx, req.Session, tok, s.progress)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -40,11 +41,20 @@ type Config struct {
 	// could not be served). Nothing logged here ever reaches a client. If
 	// nil, messages are discarded.
 	Logger *slog.Logger
-	// Principal is who every session acts for: the local user over stdio,
-	// and, until authentication exists, every HTTP client. It decides which
-	// tools are listed and bound, and every call is authorized for it. If
-	// zero, bindings.LocalPrincipal.
+	// Principal is who a session acts for when no bearer token says
+	// otherwise: the local user over stdio, and every HTTP client when
+	// Tokens is empty. It decides which tools are listed and bound, and
+	// every call is authorized for it. If zero, bindings.LocalPrincipal.
 	Principal bindings.Principal
+	// Tokens are the bearer tokens HTTPHandler accepts, stored hashed, each
+	// with its principal. If empty, HTTP requests are not authenticated
+	// (serve HTTP on loopback only); if set, a request without one of them
+	// gets 401, and each session acts for its token's principal.
+	Tokens []Token
+	// Metrics, if set, is served at /metrics by HTTPHandler, behind the
+	// same bearer-token check as /mcp when Tokens is set. If nil, /metrics
+	// is 404.
+	Metrics http.Handler
 	// ProgressInterval is the least time between two progress notifications
 	// of one run_code call (sent only when the client asked for progress).
 	// If zero, 100 ms; if negative, no progress notifications are sent.
@@ -80,6 +90,8 @@ type Server struct {
 	maxBody   int64
 	origins   map[string]bool
 	idle      time.Duration
+	tokens    *tokenSet // nil: HTTP is not authenticated
+	metrics   http.Handler
 
 	inflight sync.Map // HTTP request token → context.Context of the HTTP request
 
@@ -103,6 +115,14 @@ func New(cfg Config) (*Server, error) {
 		idle:      cfg.SessionTimeout,
 		origins:   make(map[string]bool),
 		served:    make(map[string][]byte),
+		metrics:   cfg.Metrics,
+	}
+	if len(cfg.Tokens) > 0 {
+		ts, err := newTokenSet(cfg.Tokens)
+		if err != nil {
+			return nil, err
+		}
+		s.tokens = ts
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -149,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	// Added last, so it is the outermost receiving middleware.
-	s.mcp.AddReceivingMiddleware(s.recoverMiddleware)
+	s.mcp.AddReceivingMiddleware(s.filterToolsList, s.recoverMiddleware)
 	if err := s.Refresh(); err != nil {
 		return nil, err
 	}
@@ -184,7 +204,7 @@ func (s *Server) Refresh() (err error) {
 	defer s.mu.Unlock()
 
 	want := map[string]toolDef{RunCodeName: s.runCodeTool()}
-	for _, t := range s.broker.Exposed(tools.Direct, s.principal) {
+	for _, t := range s.exposedToAny() {
 		if reserved[t.Name] {
 			s.log.Warn("mcpserver: tool name is reserved for the server; it is not served directly", "tool", t.Name)
 			continue
@@ -230,10 +250,24 @@ type toolDef struct {
 	handler mcp.ToolHandler
 }
 
-// principalFor returns the principal a request acts for. Authentication (a
-// later issue) will derive it from the request; for now every session acts
-// for the configured principal.
-func (s *Server) principalFor(*mcp.CallToolRequest) bindings.Principal { return s.principal }
+// exposedToAny returns the tools exposed to direct callers for at least
+// one configured principal; tools/list then filters per principal.
+func (s *Server) exposedToAny() []*tools.Tool {
+	if s.tokens == nil {
+		return s.broker.Exposed(tools.Direct, s.principal)
+	}
+	seen := map[string]bool{}
+	var out []*tools.Tool
+	for _, p := range append([]bindings.Principal{s.principal}, s.tokens.who...) {
+		for _, t := range s.broker.Exposed(tools.Direct, p) {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
 
 // errorResult is the isError result of a failed direct call: the compact
 // JSON of the *sandbox.Error as the text block, and no structured content.

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type bearer struct{ tok string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func hashOf(t *testing.T, tok string) string {
+	t.Helper()
+	out, stderr, code := sandcall(t, tok+"\n", "token", "hash")
+	if code != 0 {
+		t.Fatalf("token hash: %d %s", code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
+// TestServeBearerAuth: the real binary with tokens in sandcall.yaml; no
+// token and a wrong one get 401; each right one runs as its principal,
+// which a `when` on principal.roles sees; the audit file and /metrics
+// record the calls; `audit stats` summarizes the file.
+func TestServeBearerAuth(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("policy.yaml", `version: 1
+rules:
+  - name: finance-ping
+    tools: [ping]
+    when: '"finance" in principal.roles'
+    message: only finance may ping
+`)
+	cfg := write("sandcall.yaml", `version: 1
+policy: policy.yaml
+audit: audit.jsonl
+auth:
+  tokens:
+    - sha256: `+hashOf(t, "fin-secret-token")+`
+      principal: fiona
+      roles: [finance]
+    - sha256: `+hashOf(t, "eng-secret-token")+`
+      principal: eddie
+      roles: [eng]
+`)
+	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	for _, tok := range []string{"", "wrong"} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("token %q: %d, WWW-Authenticate %q", tok, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(tok string) map[string]any {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+			"code": `try { return await tools.ping({n: 1}) } catch (e) { return e.code }`}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &out)
+		return out
+	}
+	if got := run("fin-secret-token")["result"]; got != float64(2) {
+		t.Errorf("fiona: %v", got)
+	}
+	if got := run("eng-secret-token")["result"]; got != "E_TOOL_DENIED" {
+		t.Errorf("eddie: %v", got)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer eng-secret-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`sandcall_tool_calls_total{caller="code",outcome="ok",tool="ping"} 1`,
+		`sandcall_tool_calls_total{caller="code",outcome="denied",tool="ping"} 1`, `sandcall_runs_total{code="",outcome="ok"} 2`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	audit, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"fin-secret-token", "eng-secret-token"} {
+		if strings.Contains(string(audit), leak) {
+			t.Errorf("audit file holds %q", leak)
+		}
+	}
+	var principals []string
+	for _, l := range strings.Split(strings.TrimSpace(string(audit)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if rec["event"] == "call" {
+			principals = append(principals, rec["principal"].(string)+":"+rec["decision"].(string))
+			if rec["ts"] == nil || rec["args_sha256"] == "" || rec["tier"] != "inprocess" {
+				t.Errorf("call record %v", rec)
+			}
+		}
+	}
+	if strings.Join(principals, ",") != "fiona:allow,eddie:deny" {
+		t.Errorf("call records: %v", principals)
+	}
+
+	out, stderr, code := sandcall(t, "", "audit", "stats", "--json", filepath.Join(dir, "audit.jsonl"))
+	if code != 0 {
+		t.Fatalf("audit stats: %d %s", code, stderr)
+	}
+	var st auditStats
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Tools) != 1 || st.Tools[0].Tool != "ping" || st.Tools[0].OK != 1 || st.Tools[0].Denied != 1 || st.Runs["ok"] != 2 {
+		t.Errorf("stats %s", out)
+	}
+	out, _, _ = sandcall(t, "", "audit", "stats", filepath.Join(dir, "audit.jsonl"))
+	if !strings.Contains(out, "ping") || !strings.Contains(out, "runs: ok=2") {
+		t.Errorf("stats text:\n%s", out)
+	}
+}
+
+func TestServeRemoteNeedsTokens(t *testing.T) {
+	_, stderr, code := sandcall(t, "", "serve", "--http", "0.0.0.0:0", "--allow-remote")
+	if code != 2 || !strings.Contains(stderr, "needs bearer tokens") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestConfigStrict(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sandcall.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\nworkers: 2\npolcy: x.yaml\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := sandcall(t, "return 1", "run", "--config", p, "-")
+	if code != 2 || !strings.Contains(stderr, p+":3:1: unknown key") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if err := os.WriteFile(p, []byte("version: 1\nauth: {tokens: [{sha256: hunter2, principal: a}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = sandcall(t, "return 1", "run", "--config", p, "-")
+	if code != 2 || !strings.Contains(stderr, "sandcall token hash") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestAuditStatsText(t *testing.T) {
+	st, err := readAuditStats(strings.NewReader(`{"event":"call","tool":"a","code":"","duration_ms":1}
+{"event":"call","tool":"a","code":"E_TOOL_FAILED","duration_ms":3}
+{"event":"call","tool":"a","code":"E_TOOL_DENIED","duration_ms":2}
+not json
+{"event":"run","code":"E_TIMEOUT"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := st.Tools[0]
+	if a.OK != 1 || a.Failed != 1 || a.Denied != 1 || a.P50MS != 2 || a.P95MS != 3 || st.Runs["E_TIMEOUT"] != 1 || st.Skipped != 1 {
+		t.Errorf("%+v %+v", st, a)
+	}
+}

@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// Token is one bearer token the HTTP server accepts, stored hashed: the
+// lower-case hex SHA-256 of the token, and the principal it acts for.
+// `sandcall token hash` computes the hash.
+type Token struct {
+	SHA256    string
+	Principal bindings.Principal
+}
+
+// HashToken returns the lower-case hex SHA-256 of a bearer token.
+func HashToken(tok string) string {
+	h := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(h[:])
+}
+
+// tokenSet verifies bearer tokens against their hashes.
+type tokenSet struct {
+	hashes [][sha256.Size]byte
+	who    []bindings.Principal
+}
+
+func newTokenSet(ts []Token) (*tokenSet, error) {
+	s := &tokenSet{}
+	seen := map[string]bool{}
+	for i, t := range ts {
+		h := strings.ToLower(strings.TrimSpace(t.SHA256))
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != sha256.Size {
+			return nil, fmt.Errorf("mcpserver: token %d: sha256 must be 64 hex digits (see 'sandcall token hash')", i+1)
+		}
+		if t.Principal.ID == "" {
+			return nil, fmt.Errorf("mcpserver: token %d: no principal id", i+1)
+		}
+		if seen[h] {
+			return nil, fmt.Errorf("mcpserver: token %d: the same token is listed twice", i+1)
+		}
+		seen[h] = true
+		s.hashes = append(s.hashes, [sha256.Size]byte(b))
+		s.who = append(s.who, t.Principal)
+	}
+	return s, nil
+}
+
+const principalKey = "sandcall.principal"
+
+// verify is an auth.TokenVerifier: it hashes the presented token and
+// compares it with every configured hash in constant time.
+func (s *tokenSet) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	h := sha256.Sum256([]byte(tok))
+	found := -1
+	for i := range s.hashes {
+		if subtle.ConstantTimeCompare(h[:], s.hashes[i][:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+	}
+	p := s.who[found]
+	// UserID binds each session to its principal: the SDK refuses a
+	// session ID presented with another principal's token.
+	return &auth.TokenInfo{UserID: p.ID, Extra: map[string]any{principalKey: p}}, nil
+}
+
+// requireToken wraps next with go-sdk's bearer-token middleware, adding the
+// WWW-Authenticate challenge RFC 6750 asks for on a 401.
+func (s *tokenSet) requireToken(next http.Handler) http.Handler {
+	mw := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The challenge goes on the failure path only: the inner handler
+		// gets the original writer, so SSE streaming is untouched.
+		inner := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, r) })
+		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+	})
+}
+
+type challengeWriter struct{ http.ResponseWriter }
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="sandcall"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// principalFor returns the principal a request acts for: the bearer
+// token's over authenticated HTTP, otherwise the configured principal. A
+// client never names its principal.
+func (s *Server) principalFor(req mcp.Request) bindings.Principal {
+	if req != nil {
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			if p, ok := ex.TokenInfo.Extra[principalKey].(bindings.Principal); ok {
+				return p
+			}
+		}
+	}
+	return s.principal
+}
+
+// filterToolsList is receiving middleware: tools/list shows only the tools
+// exposed to the request's principal (the server registers the union over
+// all configured principals).
+func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil || s.tokens == nil {
+			return res, err
+		}
+		lr, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			return res, err
+		}
+		p := s.principalFor(req)
+		ok2 := map[string]bool{RunCodeName: true}
+		for _, t := range s.broker.Exposed(tools.Direct, p) {
+			ok2[t.Name] = true
+		}
+		c := *lr
+		c.Tools = nil
+		for _, t := range lr.Tools {
+			if ok2[t.Name] {
+				c.Tools = append(c.Tools, t)
+			}
+		}
+		return &c, nil
+	}
+}
+
+// sessionApprover asks the person behind an MCP session through
+// elicitation.
+type sessionApprover struct{ ss *mcp.ServerSession }
+
+var _ bindings.Approver = sessionApprover{}
+
+func (a sessionApprover) Approve(ctx context.Context, req bindings.ApprovalRequest) (bool, error) {
+	if a.ss == nil {
+		return false, bindings.ErrApprovalUnsupported
+	}
+	ip := a.ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, bindings.ErrApprovalUnsupported
+	}
+	// From protocol 2026-07-28 on, a server may not send requests while
+	// serving one (multi round-trip requests, SEP-2322, replace them); a
+	// program waiting mid-run on an approval cannot use those yet.
+	if ip.ProtocolVersion >= "2026-07-28" {
+		return false, fmt.Errorf("%w: protocol %s sessions cannot be asked mid-call", bindings.ErrApprovalUnsupported, ip.ProtocolVersion)
+	}
+	caps := ip.Capabilities.Elicitation
+	if caps.Form == nil && caps.URL != nil {
+		return false, bindings.ErrApprovalUnsupported
+	}
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: req.Message,
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+	if err != nil {
+		return false, err
+	}
+	if res == nil {
+		return false, errors.New("empty elicitation result")
+	}
+	return res.Action == "accept", nil
+}
