@@ -30,6 +30,9 @@ type RunnerConfig struct {
 	// Tier names the executor's isolation for results and audit records
 	// (e.g. "inprocess"). If empty, none is reported.
 	Tier string
+	// Modules keeps WebAssembly modules by hash for RunRequest.ModuleSHA256.
+	// If nil, a store of 64 MiB.
+	Modules *ModuleStore
 }
 
 // Runner runs programs for run_code and the CLI: it resolves limits, binds
@@ -41,6 +44,7 @@ type Runner struct {
 	limits sandbox.Limits
 	langs  []sandbox.Language
 	tier   string
+	mods   *ModuleStore
 }
 
 // NewRunner returns a Runner for cfg.
@@ -56,7 +60,11 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if len(langs) == 0 {
 		langs = []sandbox.Language{sandbox.JavaScript}
 	}
-	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier,
+	mods := cfg.Modules
+	if mods == nil {
+		mods = NewModuleStore(0)
+	}
+	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods,
 		langs: append([]sandbox.Language(nil), langs...)}, nil
 }
 
@@ -78,6 +86,9 @@ type RunRequest struct {
 	// Limits requested for this run; zero fields take the ceiling's values.
 	Limits    sandbox.Limits
 	Principal Principal
+	// ModuleSHA256 names a WebAssembly module the server already holds
+	// (one sent before in Program.Module), when Program.Module is empty.
+	ModuleSHA256 string
 	// Progress, if set, is called after each tool call completes, with the
 	// counts so far. It is called from the goroutine that made the call and
 	// must not block.
@@ -103,7 +114,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	}
 
 	var out *sandbox.Outcome
-	if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
+	if err := r.resolveModule(&req); err != nil {
+		out = &sandbox.Outcome{Err: err}
+	} else if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
 		out = &sandbox.Outcome{Err: &sandbox.Error{Code: sandbox.ESyntax,
 			Message: "language " + safeName(string(lang)) + " is not enabled on this server",
 			Hint:    "Submit JavaScript (language \"javascript\")."}}
@@ -145,6 +158,33 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	}
 	r.auditRun(res, h.principal)
 	return res
+}
+
+// resolveModule keeps a submitted module by hash, or finds the one named by
+// ModuleSHA256.
+func (r *Runner) resolveModule(req *RunRequest) *sandbox.Error {
+	if req.Program.Language != sandbox.WASM {
+		return nil
+	}
+	if len(req.Program.Module) > 0 {
+		sha := r.mods.Put(req.Program.Module)
+		if req.ModuleSHA256 != "" && req.ModuleSHA256 != sha {
+			return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "module_sha256 does not match the module's SHA-256",
+				Hint: "Send either the module or its hash; the hash is the lower-case hex SHA-256 of the module bytes."}
+		}
+		return nil
+	}
+	if req.ModuleSHA256 == "" {
+		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "a wasm program needs a module",
+			Hint: "Send the module in module_base64, or name one sent before with module_sha256."}
+	}
+	m, ok := r.mods.Get(req.ModuleSHA256)
+	if !ok {
+		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "the server holds no module with that module_sha256",
+			Hint: "Send the module once in module_base64; afterwards its hash is enough."}
+	}
+	req.Program.Module = m
+	return nil
 }
 
 func (r *Runner) requestLimits(req sandbox.Limits) sandbox.Limits {

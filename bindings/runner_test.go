@@ -107,3 +107,40 @@ func TestLimitsNeverRaised(t *testing.T) {
 		t.Fatalf("unset limits not defaulted: %+v", got)
 	}
 }
+
+// moduleExec records the module of the job it runs.
+type moduleExec struct{ got []byte }
+
+func (m *moduleExec) Execute(_ context.Context, job *sandbox.Job, _ sandbox.Host) *sandbox.Outcome {
+	m.got = job.Program.Module
+	return &sandbox.Outcome{Value: []byte("null")}
+}
+
+func TestRunnerModuleByHash(t *testing.T) {
+	b := newBroker(t, BrokerConfig{})
+	ex := &moduleExec{}
+	r, _ := NewRunner(RunnerConfig{Broker: b, Executor: ex, Languages: []sandbox.Language{sandbox.WASM}})
+	mod := []byte("\x00asm\x01\x00\x00\x00")
+	wasm := func(module []byte, sha string) *sandbox.Result {
+		return r.Run(context.Background(), RunRequest{Program: sandbox.Program{Language: sandbox.WASM, Module: module}, ModuleSHA256: sha})
+	}
+	if res := wasm(mod, ""); !res.OK || string(ex.got) != string(mod) {
+		t.Fatalf("first run: %+v", res.Error)
+	}
+	ex.got = nil
+	if res := wasm(nil, ModuleSHA256(mod)); !res.OK || string(ex.got) != string(mod) {
+		t.Fatalf("by hash: %+v, module %q", res.Error, ex.got)
+	}
+	for _, tc := range []struct {
+		module []byte
+		sha    string
+	}{
+		{nil, ""},                              // nothing at all
+		{nil, ModuleSHA256([]byte("unseen"))},  // never sent
+		{mod, ModuleSHA256([]byte("another"))}, // hash does not match the bytes
+	} {
+		if res := wasm(tc.module, tc.sha); res.OK || res.Error.Code != sandbox.EModuleInvalid || res.Error.Hint == "" {
+			t.Errorf("module %q sha %q: %+v", tc.module, tc.sha, res.Error)
+		}
+	}
+}

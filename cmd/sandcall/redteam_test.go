@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -24,7 +25,40 @@ import (
 // hostile is one hostile program and what it must get.
 type hostile struct {
 	name, src string
-	expect    []string // codes, or "ok:<compact JSON>"
+	module    []byte   // a WebAssembly module instead of src
+	expect    []string // codes, "ok:<compact JSON>", or "ok" for any result
+}
+
+// loadHostileWasm reads the shared sample's modules and their expected
+// codes from the table in its README ("| w01_loop | E_TIMEOUT |").
+func loadHostileWasm(t *testing.T, dir string) []hostile {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codeRE := regexp.MustCompile(`E_[A-Z_]+`)
+	var hs []hostile
+	for _, line := range strings.Split(string(readme), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "w") {
+			continue
+		}
+		name, want := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		mod, err := os.ReadFile(filepath.Join(dir, "wasm", name+".wasm"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		exp := codeRE.FindAllString(want, -1)
+		if strings.HasPrefix(want, "ok") {
+			exp = append(exp, "ok")
+		}
+		hs = append(hs, hostile{name: "shared/wasm/" + name, module: mod, expect: exp})
+	}
+	if len(hs) == 0 {
+		t.Fatal("no wasm cases found in the shared README")
+	}
+	return hs
 }
 
 // loadHostile reads programs whose first line is "// expect: A|B|ok:V".
@@ -93,7 +127,8 @@ func TestRedteamProcessTier(t *testing.T) {
 	cat, _ := tools.NewCatalog(demo.Tools()...)
 	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Logger: log,
 		Audit: slog.New(slog.NewJSONHandler(&audit, nil))})
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Limits: limits, Tier: rep.Tier()})
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Limits: limits, Tier: rep.Tier(),
+		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.WASM}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +143,18 @@ func TestRedteamProcessTier(t *testing.T) {
 	cases := loadHostile(t, "testdata/redteam", "")
 	if shared := "../../../shared/redteam/js"; dirExists(shared) {
 		cases = append(cases, loadHostile(t, shared, "shared/")...)
+		cases = append(cases, loadHostileWasm(t, "../../../shared/redteam")...)
 	} else {
-		t.Log("../shared/redteam/js not found: running the project's own cases only")
+		t.Log("../shared/redteam not found: running the project's own cases only")
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
-			res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: c.src}})
+			prog := sandbox.Program{Source: c.src}
+			if c.module != nil {
+				prog = sandbox.Program{Language: sandbox.WASM, Module: c.module}
+			}
+			res := runner.Run(ctx, bindings.RunRequest{Program: prog})
 			took := time.Since(start)
 			got := "ok:" + string(res.Result)
 			if !res.OK {
@@ -165,7 +205,7 @@ func TestRedteamProcessTier(t *testing.T) {
 
 func matches(got string, expect []string) bool {
 	for _, e := range expect {
-		if e == got {
+		if e == got || e == "ok" && strings.HasPrefix(got, "ok:") {
 			return true
 		}
 		if strings.HasPrefix(e, "ok:") && strings.HasPrefix(got, "ok:") {

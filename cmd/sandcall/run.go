@@ -35,7 +35,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print the whole result object (ok, result, logs, calls, error, ...) as JSON, as run_code returns it")
 	input := fs.String("input", "", "a JSON value the program sees as `input`")
-	lang := fs.String("lang", "js", "language of the program: js (typescript and wasm come later)")
+	lang := fs.String("lang", "js", "language of the program: js, or wasm for a WebAssembly module (typescript comes later)")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -54,10 +54,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	switch *lang {
 	case "js", "javascript":
 		prog.Language = sandbox.JavaScript
-	case "ts", "typescript", "wasm":
-		return usageErr(e, fs, "--lang %s is not available yet: only js is", *lang)
+	case "wasm":
+		prog.Language = sandbox.WASM
+	case "ts", "typescript":
+		return usageErr(e, fs, "--lang %s is not available yet: js and wasm are", *lang)
 	default:
-		return usageErr(e, fs, "unknown --lang %q: want js", *lang)
+		return usageErr(e, fs, "unknown --lang %q: want js or wasm", *lang)
 	}
 	if *input != "" {
 		if !json.Valid([]byte(*input)) {
@@ -71,7 +73,11 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageErr(e, fs, "%v", err)
 	}
-	prog.Source = string(src)
+	if prog.Language == sandbox.WASM {
+		prog.Module = src
+	} else {
+		prog.Source = string(src)
+	}
 
 	log := c.logger(e.stderr)
 	c.oneShot = true

@@ -18,6 +18,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/wasm"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
@@ -212,7 +213,8 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		return nil, nil, err
 	}
 	close = func() { stopPolicy(); closeExec(); closeAll() }
-	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier})
+	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier,
+		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.WASM}})
 	if err != nil {
 		close()
 		return nil, nil, err
@@ -260,7 +262,15 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 	}
 	if c.isolation == "inprocess" {
 		log.Warn("isolation inprocess: programs run inside this process; this is not a security boundary")
-		return js.New(js.Config{}), "inprocess", func() {}, nil
+		// wazero's interpreter only: its compiler can be driven to minutes
+		// of compile time or frozen by guest code, which only a worker
+		// process may suffer.
+		w, err := wasm.New(wasm.Config{})
+		if err != nil {
+			return nil, "", nil, err
+		}
+		langs := sandbox.Languages{sandbox.JavaScript: js.New(js.Config{}), sandbox.WASM: w}
+		return langs, "inprocess", func() { _ = w.Close(context.Background()) }, nil
 	}
 	args := workerArgs(limits)
 	rep := confine.Probe(confine.Config{WorkerArgs: args})

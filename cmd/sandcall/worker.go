@@ -14,6 +14,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/wasm"
 )
 
 // workerArgs are the arguments that start a worker for jobs within limits.
@@ -44,8 +45,15 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	eng := js.New(js.Config{ProgramCacheSize: -1}) // one job per worker: nothing to reuse
+	// WebAssembly is compiled here, in the worker, where a compile-time
+	// bomb or code that stalls the runtime costs only this process.
+	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: -1, CompileTimeout: 30 * time.Second})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
+		return exitFailure
+	}
 	err = process.ServeWorker(ctx, os.NewFile(3, "frames-in"), os.NewFile(4, "frames-out"), process.WorkerConfig{
-		Executor:    eng,
+		Executor:    sandbox.Languages{sandbox.JavaScript: eng, sandbox.WASM: w},
 		MemoryBytes: *mem,
 		Warm:        func() { warmEngine(eng) },
 		Restrict: func() error {

@@ -25,6 +25,7 @@ type runCodeArgs struct {
 	Code         string          `json:"code"`
 	Language     string          `json:"language"`
 	ModuleBase64 string          `json:"module_base64"`
+	ModuleSHA256 string          `json:"module_sha256"`
 	Input        json.RawMessage `json:"input"`
 	TimeoutMS    *float64        `json:"timeout_ms"`
 }
@@ -42,11 +43,13 @@ func (s *Server) runCodeTool() toolDef {
 			"language": {Type: "string", Enum: []any{"javascript", "typescript", "wasm"}, Default: json.RawMessage(`"javascript"`),
 				Description: "Language of the program: javascript (the default); typescript and wasm only where the server enables them."},
 			"module_base64": {Type: "string", Description: "A WebAssembly module, base64-encoded (language \"wasm\")."},
-			"input":         {Description: "Any JSON value; the program sees it as `input`."},
+			"module_sha256": {Type: "string", Pattern: "^[0-9a-f]{64}$",
+				Description: "Instead of module_base64: the lower-case hex SHA-256 of a module sent before (language \"wasm\")."},
+			"input": {Description: "Any JSON value; the program sees it as `input`."},
 			"timeout_ms": {Type: "integer", Minimum: &one, Maximum: &maxMS,
 				Description: fmt.Sprintf("Wall-time limit of this run in milliseconds; default and maximum %d.", int64(maxMS))},
 		},
-		PropertyOrder:        []string{"code", "language", "module_base64", "input", "timeout_ms"},
+		PropertyOrder:        []string{"code", "language", "module_base64", "module_sha256", "input", "timeout_ms"},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
 	return toolDef{
@@ -144,14 +147,14 @@ func exampleProgram(bound []*tools.Tool) string {
 
 // handleRunCode is run_code's handler.
 func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	prog, lim, aerr := s.decodeRunCode(req.Params.Arguments)
+	prog, sha, lim, aerr := s.decodeRunCode(req.Params.Arguments)
 	if aerr != nil {
 		return s.runFailure(aerr), nil
 	}
 	ctx, cancel := s.callContext(ctx, req)
 	defer cancel()
 
-	rr := bindings.RunRequest{Program: prog, Limits: lim, Principal: s.principalFor(req),
+	rr := bindings.RunRequest{Program: prog, ModuleSHA256: sha, Limits: lim, Principal: s.principalFor(req),
 		Approver: sessionApprover{req.Session}}
 	var pr *progressReporter
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
@@ -181,10 +184,8 @@ func (s *Server) runResult(res *sandbox.Result) *mcp.CallToolResult {
 
 // decodeRunCode checks run_code's arguments. A problem is an E_TOOL_ARGS
 // error (E_MODULE_INVALID for a module that is not base64) the model can fix.
-func (s *Server) decodeRunCode(raw json.RawMessage) (sandbox.Program, sandbox.Limits, *sandbox.Error) {
+func (s *Server) decodeRunCode(raw json.RawMessage) (p sandbox.Program, sha string, lim sandbox.Limits, _ *sandbox.Error) {
 	var a runCodeArgs
-	var p sandbox.Program
-	var lim sandbox.Limits
 	bad := func(path, msg, hint string) *sandbox.Error {
 		return &sandbox.Error{Code: sandbox.EToolArgs, Tool: RunCodeName, Path: path,
 			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: hint}
@@ -198,13 +199,13 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (sandbox.Program, sandbox.Li
 		msg := "arguments must be an object with code, language, module_base64, input and timeout_ms"
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
-			return p, lim, bad("/"+ute.Field, fmt.Sprintf("argument %s has the wrong type (%s)", ute.Field, ute.Value),
+			return p, sha, lim, bad("/"+ute.Field, fmt.Sprintf("argument %s has the wrong type (%s)", ute.Field, ute.Value),
 				"See run_code's input schema.")
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return p, lim, bad("", "unknown argument "+sandbox.Cap(f, 80), "Use only code, language, module_base64, input and timeout_ms.")
+			return p, sha, lim, bad("", "unknown argument "+sandbox.Cap(f, 80), "Use only code, language, module_base64, module_sha256, input and timeout_ms.")
 		}
-		return p, lim, bad("", msg, "See run_code's input schema.")
+		return p, sha, lim, bad("", msg, "See run_code's input schema.")
 	}
 	switch a.Language {
 	case "", "javascript", "js":
@@ -216,32 +217,41 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (sandbox.Program, sandbox.Li
 	default:
 		e := bad("/language", "unknown language "+strconv.Quote(sandbox.Cap(a.Language, 40)), "Use javascript, typescript or wasm.")
 		e.AllowedValues = []any{"javascript", "typescript", "wasm"}
-		return p, lim, e
+		return p, sha, lim, e
 	}
 	if p.Language == sandbox.WASM {
-		if a.ModuleBase64 == "" {
-			return p, lim, bad("/module_base64", "language wasm needs module_base64", "Send the module, base64-encoded, in module_base64.")
+		sha = a.ModuleSHA256
+		if sha != "" && !isSHA256Hex(sha) {
+			return p, sha, lim, bad("/module_sha256", "module_sha256 is not a lower-case hex SHA-256", "Send 64 lower-case hex digits, or the module itself in module_base64.")
+		}
+		if a.ModuleBase64 == "" && sha == "" {
+			return p, sha, lim, bad("/module_base64", "language wasm needs module_base64 or module_sha256",
+				"Send the module, base64-encoded, in module_base64 (afterwards its SHA-256 in module_sha256 is enough).")
 		}
 		if a.Code != "" {
-			return p, lim, bad("/code", "language wasm takes module_base64, not code", "Leave code empty, or choose language javascript.")
+			return p, sha, lim, bad("/code", "language wasm takes module_base64, not code", "Leave code empty, or choose language javascript.")
 		}
 		max := s.runner.Limits().MaxModuleBytes
-		if base64.StdEncoding.DecodedLen(len(a.ModuleBase64)) > max+3 {
-			return p, lim, &sandbox.Error{Code: sandbox.EModuleLimit, Tool: RunCodeName,
+		if a.ModuleBase64 == "" {
+			// module_sha256 alone: the runner finds the module.
+		} else if base64.StdEncoding.DecodedLen(len(a.ModuleBase64)) > max+3 {
+			return p, sha, lim, &sandbox.Error{Code: sandbox.EModuleLimit, Tool: RunCodeName,
 				Message: fmt.Sprintf("the module is over %d bytes", max), Hint: "Make the module smaller."}
 		}
-		m, err := base64.StdEncoding.DecodeString(a.ModuleBase64)
-		if err != nil {
-			return p, lim, &sandbox.Error{Code: sandbox.EModuleInvalid, Tool: RunCodeName, Path: "/module_base64",
-				Message: "module_base64 is not valid base64", Hint: "Encode the module with standard base64 (RFC 4648, with padding)."}
+		if a.ModuleBase64 != "" {
+			m, err := base64.StdEncoding.DecodeString(a.ModuleBase64)
+			if err != nil {
+				return p, sha, lim, &sandbox.Error{Code: sandbox.EModuleInvalid, Tool: RunCodeName, Path: "/module_base64",
+					Message: "module_base64 is not valid base64", Hint: "Encode the module with standard base64 (RFC 4648, with padding)."}
+			}
+			p.Module = m
 		}
-		p.Module = m
 	} else {
 		if strings.TrimSpace(a.Code) == "" {
-			return p, lim, bad("/code", "code is required", "Send the program in code: the body of an async function that returns the result.")
+			return p, sha, lim, bad("/code", "code is required", "Send the program in code: the body of an async function that returns the result.")
 		}
-		if a.ModuleBase64 != "" {
-			return p, lim, bad("/module_base64", "module_base64 is only for language wasm", "Leave module_base64 empty.")
+		if a.ModuleBase64 != "" || a.ModuleSHA256 != "" {
+			return p, sha, lim, bad("/module_base64", "module_base64 and module_sha256 are only for language wasm", "Leave them empty.")
 		}
 		p.Source = a.Code
 	}
@@ -251,12 +261,12 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (sandbox.Program, sandbox.Li
 	if a.TimeoutMS != nil {
 		v, max := *a.TimeoutMS, s.maxTimeoutMS()
 		if v != float64(int64(v)) || v < 1 || v > float64(max) {
-			return p, lim, bad("/timeout_ms", fmt.Sprintf("timeout_ms must be an integer from 1 to %d", max),
+			return p, sha, lim, bad("/timeout_ms", fmt.Sprintf("timeout_ms must be an integer from 1 to %d", max),
 				fmt.Sprintf("Omit timeout_ms for the default (%d ms), or pass a smaller value.", max))
 		}
 		lim.Timeout = time.Duration(v) * time.Millisecond
 	}
-	return p, lim, nil
+	return p, sha, lim, nil
 }
 
 // progressReporter sends rate-limited progress notifications for one run.
@@ -347,4 +357,16 @@ func progressMessage(st sandbox.CallStats) string {
 		msg += fmt.Sprintf(", %d denied", st.Denied)
 	}
 	return msg + ")"
+}
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

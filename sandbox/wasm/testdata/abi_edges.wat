@@ -1,0 +1,63 @@
+;; ABI edge cases: out-of-bounds pointers, huge and negative lengths, unknown handles, buffer too small, double read. run returns 0, or the number of the first check that failed.
+;;
+;; Build: wat2wasm abi_edges.wat -o abi_edges.wasm   (wabt 1.0.32; go generate ./sandbox/wasm rebuilds all)
+(module
+  (import "sandcall" "abi_version" (func $abi_version (result i32)))
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "ping")
+  (data (i32.const 16) "{\"n\":1}")
+  (global $check (mut i32) (i32.const 0))
+  (global $failed (mut i32) (i32.const 0))
+  (func $expect (param $got i32) (param $want i32)
+    (global.set $check (i32.add (global.get $check) (i32.const 1)))
+    (if (i32.and (i32.ne (local.get $got) (local.get $want)) (i32.eqz (global.get $failed)))
+      (then (global.set $failed (global.get $check)))))
+  (func $run (result i32)
+    (local $h i32)
+    ;; 1: abi_version
+    (call $expect (call $abi_version) (i32.const 1))
+    ;; 2-5: name or args out of bounds, huge, negative, crossing the end of memory
+    (call $expect (call $call (i32.const 0xfffffff0) (i32.const 4) (i32.const 16) (i32.const 7)) (i32.const -1))
+    (call $expect (call $call (i32.const 0) (i32.const 4) (i32.const 16) (i32.const -1)) (i32.const -1))
+    (call $expect (call $call_async (i32.const 65534) (i32.const 4) (i32.const 16) (i32.const 7)) (i32.const -1))
+    (call $expect (call $call_async (i32.const 0) (i32.const 0x7fffffff) (i32.const 16) (i32.const 7)) (i32.const -1))
+    ;; 6-9: unknown handles
+    (call $expect (call $wait (i32.const 12345)) (i32.const -2))
+    (call $expect (call $wait (i32.const -7)) (i32.const -2))
+    (call $expect (call $result_len (i32.const 0)) (i32.const -2))
+    (call $expect (call $result_read (i32.const 99) (i32.const 0) (i32.const 10)) (i32.const -2))
+    ;; 10-12: input_read out of bounds, negative length, too small ("null" is 4 bytes)
+    (call $expect (call $input_read (i32.const 0xffffff00) (i32.const 100)) (i32.const -1))
+    (call $expect (call $input_read (i32.const 0) (i32.const -1)) (i32.const -1))
+    (call $expect (call $input_read (i32.const 0) (i32.const 3)) (i32.const -3))
+    ;; 13-14: set_result out of bounds; log out of bounds is ignored
+    (call $expect (call $set_result (i32.const 70000) (i32.const 1)) (i32.const -1))
+    (call $expect (call $set_result (i32.const 1) (i32.const -1)) (i32.const -1))
+    (call $log (i32.const -1) (i32.const 10))
+    ;; 15-21: a good call; buffer too small; read out of bounds keeps the handle; read; double read
+    (local.set $h (call $call (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7)))
+    (call $expect (i32.gt_s (local.get $h) (i32.const 0)) (i32.const 1))
+    (call $expect (call $wait (local.get $h)) (i32.const 0))
+    (call $expect (call $result_len (local.get $h)) (i32.const 1))
+    (call $expect (call $result_read (local.get $h) (i32.const 100) (i32.const 0)) (i32.const -3))
+    (call $expect (call $result_read (local.get $h) (i32.const 65536) (i32.const 1)) (i32.const -1))
+    (call $expect (call $result_read (local.get $h) (i32.const 100) (i32.const 8)) (i32.const 1))
+    (call $expect (i32.load8_u (i32.const 100)) (i32.const 50)) ;; "2"
+    ;; 23-25: the handle is freed
+    (call $expect (call $result_read (local.get $h) (i32.const 100) (i32.const 8)) (i32.const -2))
+    (call $expect (call $wait (local.get $h)) (i32.const -2))
+    (call $expect (call $result_len (local.get $h)) (i32.const -2))
+    ;; 26: wait twice on a completed handle gives the same status
+    (local.set $h (call $call_async (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7)))
+    (call $expect (i32.add (call $wait (local.get $h)) (call $wait (local.get $h))) (i32.const 0))
+    (global.get $failed))
+  (func (export "run") (result i32) (call $run)))

@@ -1,0 +1,30 @@
+;; Starts 100 calls of tool "nap" with call_async, then waits for all and checks each result; returns the number that succeeded.
+;;
+;; Build: wat2wasm fanout.wat -o fanout.wasm   (wabt 1.0.32; go generate ./sandbox/wasm rebuilds all)
+(module
+  (import "sandcall" "abi_version" (func $abi_version (result i32)))
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "nap")
+  (func (export "run") (result i32)
+    (local $i i32) (local $ok i32)
+    (loop $start
+      (i32.store (i32.add (i32.const 1024) (i32.mul (local.get $i) (i32.const 4)))
+        (call $call_async (i32.const 0) (i32.const 3) (i32.const 0) (i32.const 0)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $start (i32.lt_s (local.get $i) (i32.const 100))))
+    (local.set $i (i32.const 0))
+    (loop $wait
+      (if (i32.eqz (call $wait (i32.load (i32.add (i32.const 1024) (i32.mul (local.get $i) (i32.const 4))))))
+        (then (local.set $ok (i32.add (local.get $ok) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $wait (i32.lt_s (local.get $i) (i32.const 100))))
+    (local.get $ok)))

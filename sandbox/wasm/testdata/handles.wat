@@ -1,0 +1,33 @@
+;; Starts 1,001 calls without reading any: the 1,001st gets -4 (too many handles); after one result_read, a new call is accepted and fails with status 1 (the run's 1,000-call limit). Returns the number of handles issued before -4, or a negative number on failure.
+;;
+;; Build: wat2wasm handles.wat -o handles.wasm   (wabt 1.0.32; go generate ./sandbox/wasm rebuilds all)
+(module
+  (import "sandcall" "abi_version" (func $abi_version (result i32)))
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "ping")
+  (data (i32.const 16) "{\"n\":1}")
+  (func (export "run") (result i32)
+    (local $i i32) (local $h i32) (local $first i32)
+    (local.set $first (call $call_async (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7)))
+    (local.set $i (i32.const 1))
+    (block $full
+      (loop $l
+        (local.set $h (call $call_async (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7)))
+        (br_if $full (i32.eq (local.get $h) (i32.const -4)))
+        (if (i32.le_s (local.get $h) (i32.const 0)) (then (return (i32.const -1))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $l (i32.lt_s (local.get $i) (i32.const 5000)))))
+    (if (i32.ne (call $result_read (local.get $first) (i32.const 100) (i32.const 100)) (i32.const 1)) (then (return (i32.const -2))))
+    (local.set $h (call $call_async (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7)))
+    (if (i32.le_s (local.get $h) (i32.const 0)) (then (return (i32.const -3))))
+    (if (i32.ne (call $wait (local.get $h)) (i32.const 1)) (then (return (i32.const -4))))
+    (local.get $i)))

@@ -1,0 +1,23 @@
+;; Sets the result twice (the second replaces the first), making a tool call in between.
+;;
+;; Build: wat2wasm result_replace.wat -o result_replace.wasm   (wabt 1.0.32; go generate ./sandbox/wasm rebuilds all)
+(module
+  (import "sandcall" "abi_version" (func $abi_version (result i32)))
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "ping")
+  (data (i32.const 16) "{\"n\":1}")
+  (data (i32.const 32) "[1]")
+  (data (i32.const 48) "{\"b\": [2, 3]}")
+  (func (export "run")
+    (drop (call $set_result (i32.const 32) (i32.const 3)))
+    (drop (call $wait (call $call (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7))))
+    (drop (call $set_result (i32.const 48) (i32.const 13)))))

@@ -1,0 +1,21 @@
+;; A WASI command that sets the result {"ok":true}, checks that there is no environment, no preopened directory and args = ["program"], and ends with proc_exit(0). Expect ok: {"ok":true}.
+;;
+;; Build: wat2wasm wasi_ok.wat -o wasi_ok.wasm   (wabt 1.0.32; go generate ./sandbox/wasm rebuilds all)
+(module
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_prestat_get" (func $fd_prestat_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"ok\":true}")
+  (func (export "_start")
+    (drop (call $environ_sizes_get (i32.const 100) (i32.const 104)))
+    (if (i32.load (i32.const 100)) (then (unreachable)))
+    (drop (call $args_sizes_get (i32.const 100) (i32.const 104)))
+    (if (i32.ne (i32.load (i32.const 100)) (i32.const 1)) (then (unreachable)))
+    ;; fd 3 would be the first preopen: EBADF (8)
+    (if (i32.ne (call $fd_prestat_get (i32.const 3) (i32.const 100)) (i32.const 8)) (then (unreachable)))
+    (drop (call $set_result (i32.const 0) (i32.const 11)))
+    (call $proc_exit (i32.const 0))
+    (unreachable)))
