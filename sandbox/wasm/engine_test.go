@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,7 +182,7 @@ func TestMalformed(t *testing.T) {
 		"section overrun": append(append([]byte{}, valid[:8]...), 1, 0xff, 0xff, 0x03),
 		"bad leb":         append(append([]byte{}, valid[:8]...), 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
 		"unknown section": append(append([]byte{}, valid[:8]...), 42, 0),
-		"type mismatch":   wat(t, `(module (func (export "run") (result i32) (i64.const 1)))`),
+		"type mismatch":   fixture(t, "type_mismatch"),
 	}
 	for name, mod := range cases {
 		o := e.Execute(context.Background(), job(mod, "", sandbox.Limits{}), &testHost{})
@@ -201,26 +199,4 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-// wat assembles text with wat2wasm (skipping the test if it is missing):
-// for one-off modules; committed fixtures live in testdata.
-func wat(t *testing.T, text string) []byte {
-	t.Helper()
-	path, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Skip("wat2wasm (wabt) not installed")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "m.wat")
-	if err := writeFile(src, []byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(path, "--enable-all", "--no-check", src, "-o", filepath.Join(dir, "m.wasm")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, out)
-	}
-	b, err := readFile(filepath.Join(dir, "m.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+
