@@ -232,13 +232,12 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (p sandbox.Program, sha stri
 			return p, sha, lim, bad("/code", "language wasm takes module_base64, not code", "Leave code empty, or choose language javascript.")
 		}
 		max := s.runner.Limits().MaxModuleBytes
-		if a.ModuleBase64 == "" {
-			// module_sha256 alone: the runner finds the module.
-		} else if base64.StdEncoding.DecodedLen(len(a.ModuleBase64)) > max+3 {
-			return p, sha, lim, &sandbox.Error{Code: sandbox.EModuleLimit, Tool: RunCodeName,
-				Message: fmt.Sprintf("the module is over %d bytes", max), Hint: "Make the module smaller."}
-		}
+		// With module_sha256 alone, the runner finds the module.
 		if a.ModuleBase64 != "" {
+			if base64.StdEncoding.DecodedLen(len(a.ModuleBase64)) > max+3 {
+				return p, sha, lim, &sandbox.Error{Code: sandbox.EModuleLimit, Tool: RunCodeName,
+					Message: fmt.Sprintf("the module is over %d bytes", max), Hint: "Make the module smaller."}
+			}
 			m, err := base64.StdEncoding.DecodeString(a.ModuleBase64)
 			if err != nil {
 				return p, sha, lim, &sandbox.Error{Code: sandbox.EModuleInvalid, Tool: RunCodeName, Path: "/module_base64",
