@@ -58,8 +58,10 @@ func commands() []command {
 		{"demo", "run the expense-check demo and show what it saves", cmdDemo},
 		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
 		{"policy", "check, explain and test policy files", cmdPolicy},
+		{"tools", "check and list tools: local scripts in .agents/tools, builtin, demo", cmdTools},
 		{"audit", "summarize an audit file: per-tool counts and latency, runs by code", cmdAudit},
 		{"token", "hash a bearer token for the config file (reads stdin)", cmdToken},
+		{"servers", "list and test upstream MCP servers (.mcp.json …)", cmdServers},
 		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

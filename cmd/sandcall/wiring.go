@@ -20,7 +20,9 @@ import (
 	"github.com/sandcall/sandcall/sandbox/process"
 	"github.com/sandcall/sandcall/sandbox/wasm"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/mcpserver"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // common holds the flags shared by serve and run.
@@ -34,6 +36,11 @@ type common struct {
 	policy    string
 	config    string
 	audit     string
+
+	// Local script tools (tools_cmd.go).
+	toolsDir     string
+	toolsTimeout time.Duration
+	localSet     *local.Set
 
 	cfg     *fileConfig        // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
@@ -50,6 +57,7 @@ func (c *common) register(fs *flag.FlagSet) {
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	c.registerPolicy(fs)
+	c.registerTools(fs)
 }
 
 // registerPolicy registers --policy, --config and --audit (demo has its
@@ -160,12 +168,14 @@ func (c *common) logger(w io.Writer) *slog.Logger {
 	return slog.New(bindings.NewRedactHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})))
 }
 
-// catalogTools returns the tools the flags enable.
+// catalogTools returns the tools the flags enable: the demo tools with
+// --demo, then the local script tools (see localTools in tools_cmd.go).
 func (c *common) catalogTools() []*tools.Tool {
-	if !c.demo {
-		return nil
+	var ts []*tools.Tool
+	if c.demo {
+		ts = demo.Tools()
 	}
-	return demo.Tools()
+	return c.localTools(ts)
 }
 
 // newRunner wires a catalog of ts, a broker with the default policy, and
@@ -181,6 +191,13 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 			c.closers[i]()
 		}
 		c.closers = nil
+	}
+	// Upstream MCP servers from .mcp.json and friends in the working
+	// directory; a bad or unreachable server is skipped with a warning.
+	// Not in a sandcall that is itself an upstream of another: no recursion.
+	if os.Getenv(upstream.NestedEnv) == "" {
+		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log})
+		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)
 	if err != nil {
@@ -219,6 +236,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		close()
 		return nil, nil, err
 	}
+	c.watchLocalTools(cat) // local tools reload until close
 	return r, close, nil
 }
 

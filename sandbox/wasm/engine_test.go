@@ -198,5 +198,3 @@ func TestMalformed(t *testing.T) {
 		t.Errorf("17 MiB: err = %v, want E_MODULE_LIMIT", o.Err)
 	}
 }
-
-

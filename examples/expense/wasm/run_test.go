@@ -19,7 +19,7 @@ import (
 
 // newRunner returns a runner of WebAssembly programs over the demo tools,
 // through the real broker, authorized by auth (nil: the default).
-func newRunner(t *testing.T, compiler bool, auth bindings.Authorizer) *bindings.Runner {
+func newRunner(t testing.TB, compiler bool, auth bindings.Authorizer) *bindings.Runner {
 	t.Helper()
 	c, err := tools.NewCatalog(demo.Tools()...)
 	if err != nil {
@@ -55,6 +55,10 @@ func TestRunExpense(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if compiler && testing.Short() {
 				t.Skip("-short: compiling the 3.4 MB module takes seconds")
+			}
+			if compiler && raceEnabled {
+				t.Skip("-race: wazero's compiler, itself race-instrumented, takes over a minute on this 3.4 MB module; " +
+					"the compiler path runs without -race, and in every process-tier worker (a binary built without -race)")
 			}
 			r := newRunner(t, compiler, nil)
 			// The second run finds the module compiled in the engine's cache.

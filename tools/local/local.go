@@ -1,0 +1,384 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sandcall/sandcall/tools"
+)
+
+// DefaultDir is where a project keeps its scripts, relative to its root.
+const DefaultDir = ".agents/tools"
+
+// Defaults for Config's zero fields.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxStdout = 1 << 20
+	DefaultMaxStderr = 16 << 10
+)
+
+// Config says where the scripts are and how they run. The zero value of
+// every field but Dir is usable.
+type Config struct {
+	// Dir holds the scripts. Required.
+	Dir string
+	// Root is the project root: each script's working directory and its
+	// SANDCALL_WORKDIR. If empty, the working directory.
+	Root string
+	// Timeout bounds one call; the script's process group is killed when
+	// it passes. If zero, DefaultTimeout.
+	Timeout time.Duration
+	// MaxStdout caps a call's stdout: a script writing more is killed and
+	// the call fails with E_OUTPUT_LIMIT. If zero, DefaultMaxStdout.
+	MaxStdout int
+	// MaxStderr caps the stderr kept from a call; the rest is dropped and
+	// the text ends with "…[truncated]". If zero, DefaultMaxStderr.
+	MaxStderr int
+	// Report receives findings made while watching (skipped files,
+	// collisions, reloads). If nil, they are logged with Logger.
+	Report func(Finding)
+	// Logger receives reload logs. If nil, nothing is logged.
+	Logger *slog.Logger
+}
+
+// Finding says what became of one candidate file.
+type Finding struct {
+	File   string // the file's base name
+	Tool   string // the tool's name, when the file became (or would have become) one
+	Line   int    // 1-based line of a header error; 0 if none
+	Reason string // why the file was skipped; empty when it became a tool
+	// Error is true for skips that are mistakes (every skip of a
+	// candidate file: a file in the tools directory is meant to be a tool).
+	Error bool
+}
+
+func (f Finding) String() string {
+	if f.Reason == "" {
+		return "ok " + f.Tool
+	}
+	s := "skip " + f.File + ": " + f.Reason
+	if f.Line > 0 {
+		s += fmt.Sprintf(" (line %d)", f.Line)
+	}
+	return s
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// stamp identifies a file's version for reloads.
+type stamp struct {
+	size  int64
+	mtime time.Time
+	mode  os.FileMode
+}
+
+type entry struct {
+	stamp stamp
+	tool  *tools.Tool // nil when skipped
+	find  Finding
+}
+
+// Set is the tools made from one directory's scripts. It is safe for
+// concurrent use.
+type Set struct {
+	cfg Config
+
+	mu      sync.Mutex
+	entries map[string]entry       // by file name
+	added   map[string]*tools.Tool // the tools this Set put in cat, by name
+	cat     *tools.Catalog
+}
+
+// Load reads cfg.Dir: every regular file whose name does not start with
+// "." is a candidate, and becomes a tool named after the file or a Finding
+// saying why not. A missing directory is an empty Set. Findings are sorted
+// by file name; accepted files have an empty Reason.
+func Load(cfg Config) (*Set, []Finding) {
+	if cfg.Root == "" {
+		cfg.Root, _ = os.Getwd()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxStdout <= 0 {
+		cfg.MaxStdout = DefaultMaxStdout
+	}
+	if cfg.MaxStderr <= 0 {
+		cfg.MaxStderr = DefaultMaxStderr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if abs, err := filepath.Abs(cfg.Dir); err == nil {
+		cfg.Dir = abs
+	}
+	s := &Set{cfg: cfg, added: map[string]*tools.Tool{}}
+	s.entries = s.scan(nil)
+	return s, s.findings()
+}
+
+// Tools returns the tools of the Set, sorted by name.
+func (s *Set) Tools() []*tools.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*tools.Tool
+	for _, e := range s.entries {
+		if e.tool != nil {
+			out = append(out, e.tool)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Set) findings() []Finding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Finding, 0, len(s.entries))
+	for _, e := range s.entries {
+		out = append(out, e.find)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
+}
+
+// AddTo adds the Set's tools to cat and remembers cat for Watch. A name
+// already in cat is a collision: the local tool loses and a Finding with
+// Error set reports it. Tools of the Set that the caller already put in cat
+// (the same *tools.Tool) are kept, and Watch manages them too.
+func (s *Set) AddTo(cat *tools.Catalog) []Finding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cat = cat
+	var out []Finding
+	for _, f := range sortedKeys(s.entries) {
+		if f := s.add(s.entries[f]); f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+// add puts e's tool in the catalog; s.mu is held.
+func (s *Set) add(e entry) *Finding {
+	if e.tool == nil || s.cat == nil {
+		return nil
+	}
+	if t, ok := s.cat.Lookup(e.tool.Name); ok && t == e.tool { // added by the caller
+		s.added[e.tool.Name] = e.tool
+		return nil
+	}
+	if err := s.cat.Add(e.tool); err != nil {
+		f := e.find
+		f.Error = true
+		if _, ok := s.cat.Lookup(e.tool.Name); ok {
+			f.Reason = "collision: a tool named " + e.tool.Name + " already exists"
+		} else {
+			f.Reason = err.Error()
+		}
+		return &f
+	}
+	s.added[e.tool.Name] = e.tool
+	return nil
+}
+
+// Watch polls the directory every interval (a second if zero) until ctx
+// ends, and applies changes to the catalog given to AddTo: new scripts are
+// added, deleted ones removed, changed ones replaced (Remove, then Add).
+// Findings about changed files and collisions go to Config.Report.
+func (s *Set) Watch(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Reload()
+		}
+	}
+}
+
+// Reload re-reads the directory once and applies what changed (see Watch).
+func (s *Set) Reload() {
+	s.mu.Lock()
+	old := s.entries
+	s.mu.Unlock()
+	next := s.scan(old)
+	var report []Finding
+	s.mu.Lock()
+	for name, e := range old {
+		n, ok := next[name]
+		if ok && n.stamp == e.stamp {
+			continue
+		}
+		if e.tool != nil && s.added[e.tool.Name] == e.tool && s.cat != nil {
+			s.cat.Remove(e.tool.Name)
+			delete(s.added, e.tool.Name)
+		}
+		if !ok {
+			s.cfg.Logger.Info("local tool removed", "file", name)
+		}
+	}
+	for _, name := range sortedKeys(next) {
+		n := next[name]
+		if e, ok := old[name]; ok && e.stamp == n.stamp {
+			continue
+		}
+		if f := s.add(n); f != nil {
+			report = append(report, *f)
+		} else {
+			report = append(report, n.find)
+		}
+	}
+	s.entries = next
+	s.mu.Unlock()
+	for _, f := range report {
+		s.report(f)
+	}
+}
+
+func (s *Set) report(f Finding) {
+	if s.cfg.Report != nil {
+		s.cfg.Report(f)
+		return
+	}
+	if f.Reason == "" {
+		s.cfg.Logger.Info("local tool loaded", "tool", f.Tool)
+	} else {
+		s.cfg.Logger.Warn("local tool skipped", "file", f.File, "reason", f.Reason, "line", f.Line)
+	}
+}
+
+// scan reads the directory; entries of old whose stamp is unchanged are
+// reused without reading the file again.
+func (s *Set) scan(old map[string]entry) map[string]entry {
+	out := map[string]entry{}
+	des, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		return out
+	}
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(s.cfg.Dir, name)) // follows links
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		st := stamp{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
+		if e, ok := old[name]; ok && e.stamp == st {
+			out[name] = e
+			continue
+		}
+		t, f := s.build(name, fi.Mode())
+		out[name] = entry{stamp: st, tool: t, find: f}
+	}
+	return out
+}
+
+// build makes the tool of one file.
+func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
+	f := Finding{File: file, Error: true}
+	switch {
+	case strings.Contains(file, "."):
+		f.Reason = "a dot in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (drop the extension; the #! line picks the interpreter)"
+		return nil, f
+	case !toolNameRE.MatchString(file):
+		f.Reason = "the name is not a tool name: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
+		return nil, f
+	}
+	f.Tool = file
+	if mode&0o111 == 0 {
+		f.Reason = "not executable (chmod +x it)"
+		return nil, f
+	}
+	path := filepath.Join(s.cfg.Dir, file)
+	fh, err := os.Open(path)
+	if err != nil {
+		f.Reason = "cannot be read"
+		return nil, f
+	}
+	src, err := io.ReadAll(io.LimitReader(fh, MaxHeaderBytes))
+	_ = fh.Close()
+	if err != nil {
+		f.Reason = "cannot be read"
+		return nil, f
+	}
+	h, err := ParseHeader(src)
+	if err != nil {
+		he := err.(*HeaderError)
+		f.Reason, f.Line = he.Msg, he.Line
+		return nil, f
+	}
+	schema, err := tools.ParseSchema(schemaJSON(h.Params))
+	if err != nil {
+		f.Reason = "internal: " + err.Error()
+		return nil, f
+	}
+	sc := &script{name: file, path: path, params: h.Params, cfg: &s.cfg}
+	f.Error = false
+	return &tools.Tool{
+		Name:        file,
+		Description: h.Description,
+		InputSchema: schema,
+		Source:      "local",
+		Handler:     sc.call,
+	}, f
+}
+
+// schemaJSON is the closed object schema of params, in header order.
+func schemaJSON(params []Param) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"object","properties":{`)
+	var req []string
+	for i, p := range params {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p.Name)
+		prop := map[string]string{"type": p.Type}
+		if p.Description != "" {
+			prop["description"] = p.Description
+		}
+		v, _ := json.Marshal(prop)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+		if p.Required {
+			req = append(req, p.Name)
+		}
+	}
+	b.WriteString(`},"additionalProperties":false`)
+	if len(req) > 0 {
+		r, _ := json.Marshal(req)
+		b.WriteString(`,"required":`)
+		b.Write(r)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func sortedKeys(m map[string]entry) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,170 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/js"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// bin is the real sandcall binary, built once by TestMain; `sandcall serve
+// --demo` is the upstream server of the end-to-end tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "sandcall-upstream-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin = filepath.Join(dir, "sandcall")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// demoSet attaches `sandcall serve --demo` as the upstream server "demo"
+// through a project config file, and returns the catalog and the set.
+func demoSet(t *testing.T, extra ...*tools.Tool) (*tools.Catalog, *Set) {
+	t.Helper()
+	root := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"demo": map[string]any{"command": bin, "args": []string{"serve", "--demo"}, "timeout": "30s"},
+	}})
+	writeFile(t, filepath.Join(root, ".mcp.json"), string(cfg))
+	cat, err := tools.NewCatalog(extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root}})
+	t.Cleanup(set.Close)
+	if len(set.Warnings) > 0 {
+		t.Fatalf("warnings: %v", set.Warnings)
+	}
+	return cat, set
+}
+
+func runJS(t *testing.T, cat *tools.Catalog, code string) *sandbox.Result {
+	t.Helper()
+	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return r.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: code}})
+}
+
+func TestDemoUpstream(t *testing.T) {
+	cat, set := demoSet(t)
+	got := strings.Join(set.Tools()["demo"], ",")
+	for _, want := range []string{"demo_ping", "demo_get_expenses", "demo_get_team_members", "demo_get_budget_by_level", "demo_run_code"} {
+		if _, ok := cat.Lookup(want); !ok {
+			t.Errorf("%s missing; added %s", want, got)
+		}
+	}
+	ping, _ := cat.Lookup("demo_ping")
+	if ping.Source != "demo" || !ping.Effects.ReadOnly || !ping.Effects.Idempotent || !strings.HasPrefix(ping.Description, "Does the tool path work") {
+		t.Errorf("demo_ping = %+v", ping)
+	}
+	if ping.InputSchema == nil || strings.Join(ping.InputSchema.PropertyOrder, ",") != "n" {
+		t.Errorf("demo_ping schema = %+v", ping.InputSchema)
+	}
+
+	// A fan-out in Promise.all: sum of (i + 1) for i in 0..49 = 1275.
+	res := runJS(t, cat, `
+		const rs = await Promise.all(Array.from({length: 50}, (_, i) => tools.demo_ping({n: i})));
+		return rs.reduce((a, b) => a + b, 0);`)
+	if !res.OK || string(res.Result) != "1275" || res.Calls.Total != 50 {
+		t.Fatalf("fan-out = ok %v result %s calls %+v error %+v", res.OK, res.Result, res.Calls, res.Error)
+	}
+
+	// Structured results come back as values.
+	res = runJS(t, cat, `const e = await tools.demo_get_expenses({member_id: "ENG-001", quarter: "Q3"}); return Array.isArray(e) || typeof e === "object";`)
+	if !res.OK || string(res.Result) != "true" {
+		t.Fatalf("get_expenses = %s %+v", res.Result, res.Error)
+	}
+
+	// A bad enum is caught by the upstream schema, compiled here: E_TOOL_ARGS
+	// before any call leaves sandcall.
+	res = runJS(t, cat, `try { await tools.demo_get_expenses({member_id: "ENG-001", quarter: "Q9"}) } catch (e) { return e.code }`)
+	if !res.OK || string(res.Result) != `"E_TOOL_ARGS"` {
+		t.Fatalf("bad enum = %s %+v", res.Result, res.Error)
+	}
+	// Past local validation (the handler called directly), the upstream's
+	// own isError result becomes a tool error with its message.
+	ge, _ := cat.Lookup("demo_get_expenses")
+	_, err := ge.Handler(context.Background(), json.RawMessage(`{"member_id":"ENG-001","quarter":"Q9"}`))
+	se := sandbox.AsError(err, "")
+	if se.Code != sandbox.EToolFailed || se.Retryable || !strings.Contains(se.Message, `upstream server "demo"`) || !strings.Contains(se.Message, "Q9") {
+		t.Fatalf("upstream error = %+v", se)
+	}
+}
+
+func TestUpstreamDiesMidRun(t *testing.T) {
+	var set *Set
+	kill := tools.MustFunc(tools.Tool{Name: "kill_upstream", Description: "Kills the demo upstream."},
+		func(ctx context.Context, _ struct{}) (bool, error) {
+			set.mu.Lock()
+			c := set.conns["demo"]
+			set.mu.Unlock()
+			return true, c.cmd.Process.Kill()
+		})
+	cat, s := demoSet(t, kill)
+	set = s
+	res := runJS(t, cat, `
+		const a = await tools.demo_ping({n: 1});
+		await tools.kill_upstream({});
+		let code = "none";
+		try { await tools.demo_ping({n: 2}) } catch (e) { code = e.code }
+		return {a, code, after: "continued"};`)
+	if !res.OK || string(res.Result) != `{"a":2,"code":"E_TOOL_FAILED","after":"continued"}` {
+		t.Fatalf("run = ok %v %s %+v", res.OK, res.Result, res.Error)
+	}
+}
+
+func TestPinChangedDefinition(t *testing.T) {
+	cat, set := demoSet(t)
+	// Pretend demo_ping was first seen with another definition.
+	set.pins.mu.Lock()
+	set.pins.hashes["demo_ping"] = "old"
+	set.pins.mu.Unlock()
+	set.Refresh(context.Background())
+	if _, ok := cat.Lookup("demo_ping"); ok {
+		t.Fatal("changed demo_ping still in the catalog")
+	}
+	if _, ok := cat.Lookup("demo_get_expenses"); !ok {
+		t.Fatal("unchanged tool removed")
+	}
+	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings, "\n"), "demo_ping") {
+		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings)
+	}
+	set.Pins().Approve("demo_ping")
+	set.Refresh(context.Background())
+	if _, ok := cat.Lookup("demo_ping"); !ok {
+		t.Fatal("approved demo_ping not back")
+	}
+}
