@@ -19,6 +19,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/wasm"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -57,6 +58,10 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	}
 	var rows []benchRow
 	var notes []string
+	expenseWasm, why := buildExpenseWasm(ctx)
+	if why != "" {
+		fmt.Fprintf(e.stderr, "sandcall bench: skipping expense-wasm: %s\n", why)
+	}
 	for _, tier := range strings.Split(*tiers, ",") {
 		var rs []benchRow
 		var err error
@@ -77,6 +82,12 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			return exitFailure
 		}
 		rows = append(rows, rs...)
+		ws, err := benchWasm(ctx, tier, *runs, expenseWasm)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %s wasm: %v\n", tier, err)
+			return exitFailure
+		}
+		rows = append(rows, ws...)
 		fr, err := benchFirstRun(ctx, tier, max(*runs/3, 3))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sandcall bench: %s first-run: %v\n", tier, err)
@@ -99,6 +110,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t\n", r.Workload, r.Tier, r.Runs, r.MedianMS, r.MinMS, r.MaxMS, cps)
 	}
 	tw.Flush()
+	notes = append(notes, wasmRatios(rows)...)
 	for _, n := range notes {
 		fmt.Fprintln(e.stdout, n)
 	}
@@ -115,19 +127,24 @@ func benchBroker() (*bindings.Broker, error) {
 
 // measure runs w n times (after warm-up runs) and summarizes the durations.
 func measure(ctx context.Context, r *bindings.Runner, w demo.Workload, n, warm int, before func()) ([]time.Duration, error) {
+	return measureProgram(ctx, r, w, sandbox.Program{Source: w.Program}, n, warm, before)
+}
+
+// measureProgram is measure for w's result and calls, written as prog.
+func measureProgram(ctx context.Context, r *bindings.Runner, w demo.Workload, prog sandbox.Program, n, warm int, before func()) ([]time.Duration, error) {
 	var ds []time.Duration
 	for i := 0; i < warm+n; i++ {
 		if before != nil {
 			before()
 		}
 		t0 := time.Now()
-		res := r.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: w.Program}})
+		res := r.Run(ctx, bindings.RunRequest{Program: prog})
 		d := time.Since(t0)
 		if !res.OK {
 			return nil, fmt.Errorf("%s: %v", w.Name, res.Error)
 		}
-		if string(res.Result) != w.Want {
-			return nil, fmt.Errorf("%s: wrong result %.60s", w.Name, res.Result)
+		if string(res.Result) != w.Want || res.Calls.Total != w.Calls {
+			return nil, fmt.Errorf("%s: wrong result %.60s after %d calls", w.Name, res.Result, res.Calls.Total)
 		}
 		if i >= warm {
 			ds = append(ds, d)
@@ -330,4 +347,129 @@ func workloadNamed(name string) demo.Workload {
 		}
 	}
 	panic("no workload " + name)
+}
+
+// expenseWasmPkg is the Go guest of the expense workload.
+const expenseWasmPkg = "github.com/sandcall/sandcall/examples/expense/wasm"
+
+// buildExpenseWasm builds the Go guest of the expense workload with the
+// installed Go (GOOS=wasip1 GOARCH=wasm, as its doc says). It needs the
+// sandcall source: it works when bench runs inside the module's tree. On
+// failure it returns why, and bench skips the expense-wasm rows.
+func buildExpenseWasm(ctx context.Context) (module []byte, why string) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, "no go command on PATH to build " + expenseWasmPkg
+	}
+	dir, err := os.MkdirTemp("", "sandcall-bench-wasm-")
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "expense.wasm")
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, expenseWasmPkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Sprintf("go build %s (run bench inside the sandcall source tree): %v: %s", expenseWasmPkg, err, firstLines(string(b), 3))
+	}
+	module, err = os.ReadFile(out)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return module, ""
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	return strings.Join(ls[:min(n, len(ls))], "; ")
+}
+
+// benchWasm measures the WebAssembly workloads in a tier: expense-wasm
+// (the Go guest, if it was built) and fanout-wasm (demo.FanoutModule, 1,000
+// calls through call_async and wait). In-process, the module is compiled
+// once by wazero's interpreter and cached, so the timed runs are warm; in
+// the process tier every run is a new worker that compiles the module with
+// wazero's compiler (workers keep no cache), so those runs include
+// compilation. The Go guest takes seconds a run in the process tier: it
+// gets at most 5 timed runs there, 10 in-process.
+func benchWasm(ctx context.Context, tier string, n int, expenseModule []byte) ([]benchRow, error) {
+	broker, err := benchBroker()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		exec     sandbox.Executor
+		before   func()
+		tierName = tier
+		langs    = []sandbox.Language{sandbox.WASM}
+		limits   = sandbox.Limits{Timeout: sandbox.MaxTimeout}
+		maxRuns  = 10
+	)
+	switch tier {
+	case "inprocess":
+		w, err := wasm.New(wasm.Config{})
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close(context.Background())
+		exec = w
+	case "process":
+		c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout}
+		ex, name, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer closeExec()
+		pool := ex.(*process.Pool)
+		exec, tierName, maxRuns, limits = pool, name, 5, sandbox.Limits{}
+		before = func() {
+			for deadline := time.Now().Add(10 * time.Second); pool.Ready() < pool.Size() && time.Now().Before(deadline); {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown tier %q", tier)
+	}
+	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Tier: tierName, Languages: langs, Limits: limits})
+	if err != nil {
+		return nil, err
+	}
+	var rows []benchRow
+	if expenseModule != nil {
+		w := workloadNamed("expense")
+		warm := 1 // in-process: compiles and caches the module
+		if tier == "process" {
+			warm = 0 // every run compiles in a new worker: nothing to warm
+		}
+		ds, err := measureProgram(ctx, r, w, sandbox.Program{Language: sandbox.WASM, Module: expenseModule}, min(n, maxRuns), warm, before)
+		if err != nil {
+			return nil, fmt.Errorf("expense-wasm: %w", err)
+		}
+		rows = append(rows, summarize("expense-wasm", tier, ds, 0))
+	}
+	w := workloadNamed("fanout")
+	ds, err := measureProgram(ctx, r, w, sandbox.Program{Language: sandbox.WASM, Module: demo.FanoutModule}, n, 2, before)
+	if err != nil {
+		return nil, fmt.Errorf("fanout-wasm: %w", err)
+	}
+	return append(rows, summarize("fanout-wasm", tier, ds, w.Calls)), nil
+}
+
+// wasmRatios compares each WebAssembly workload's median with the
+// JavaScript workload's in the same tier (the target: a cached
+// module's run within 2x of the JS run).
+func wasmRatios(rows []benchRow) []string {
+	median := map[string]float64{}
+	for _, r := range rows {
+		median[r.Workload+"/"+r.Tier] = r.MedianMS
+	}
+	var notes []string
+	for _, r := range rows {
+		base, ok := strings.CutSuffix(r.Workload, "-wasm")
+		if !ok || median[base+"/"+r.Tier] <= 0 {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s/%s: %.2fx the median of %s (JavaScript)", r.Workload, r.Tier, r.MedianMS/median[base+"/"+r.Tier], base))
+	}
+	return notes
 }

@@ -401,6 +401,7 @@ func TestVersionAndHelp(t *testing.T) {
 
 // TestBench checks the shape of `sandcall bench --json` (DESIGN.md §8) on
 // one run of each workload; the figures themselves are for people to read.
+// Every row's run was checked by bench against the workload's result.
 func TestBench(t *testing.T) {
 	stdout, stderr, code := sandcall(t, "", "bench", "--json", "--runs", "1")
 	if code != 0 {
@@ -420,7 +421,10 @@ func TestBench(t *testing.T) {
 		seen[fmt.Sprint(r["workload"], "/", r["tier"])] = true
 	}
 	for _, want := range []string{"expense/inprocess", "expense-cold/inprocess", "fanout/inprocess", "first-run/inprocess",
-		"expense/process", "fanout/process", "first-run/process", "deadline-1s/inprocess", "deadline-1s/process"} {
+		"expense/process", "fanout/process", "first-run/process", "deadline-1s/inprocess", "deadline-1s/process",
+		// WebAssembly: the Go guest (built by bench with the installed Go, which
+		// built this binary) and the WAT fan-out.
+		"expense-wasm/inprocess", "fanout-wasm/inprocess", "expense-wasm/process", "fanout-wasm/process"} {
 		if !seen[want] {
 			t.Errorf("no row for %s", want)
 		}

@@ -47,14 +47,21 @@ func TestServersCommand(t *testing.T) {
 	if code == 0 {
 		t.Errorf("servers test of an unknown server: exit 0\n%s", out)
 	}
-	// A program reaches the upstream's tools as demo_<tool>, next to the
-	// local ones, in one Promise.all.
+	// A program reaches the upstream's tools as demo_<tool>, a project
+	// script and a builtin demo tool in one Promise.all.
+	script := "#!/bin/sh\n# @description Says hello to a name.\n# @param *name string who to greet\nprintf '\"hello %s\"' \"$SANDCALL_PARAM_NAME\"\n"
+	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/hello"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	prog := filepath.Join(dir, "p.js")
-	if err := os.WriteFile(prog, []byte(`return await Promise.all([tools.demo_ping({n: 1}), tools.ping({n: 2})])`), 0o644); err != nil {
+	if err := os.WriteFile(prog, []byte(`return await Promise.all([tools.demo_ping({n: 1}), tools.ping({n: 2}), tools.hello({name: "ada"})])`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, code = run("run", "--demo", "--json", prog)
-	if code != 0 || !strings.Contains(out, `"result":[2,3]`) {
-		t.Errorf("run with an upstream: exit %d\n%s", code, out)
+	if code != 0 || !strings.Contains(out, `"result":[2,3,"hello ada"]`) {
+		t.Errorf("run with an upstream and a local script: exit %d\n%s", code, out)
 	}
 }

@@ -12,6 +12,14 @@ import (
 //go:embed fanout.js
 var FanoutProgram string
 
+// FanoutModule is FanoutProgram as a WebAssembly module (fanout.wat): the
+// same 1,000 ping calls through the ABI's call_async and wait, in batches
+// of 50; its result is the same 500500.
+//
+//go:generate wat2wasm --enable-all --no-check fanout.wat -o fanout.wasm
+//go:embed fanout.wasm
+var FanoutModule []byte
+
 // Workload is one standard benchmark program and the result it must give.
 type Workload struct {
 	Name    string

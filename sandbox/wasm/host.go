@@ -261,14 +261,26 @@ func (r *run) startCall(m api.Module, s []uint64) int32 {
 	return id
 }
 
-// fail completes h with a tool error.
+// fail completes h with a tool error, encoded like JSON.stringify would
+// (no HTML escaping), so a guest that passes it on gives the bytes a
+// JavaScript program would.
 func (r *run) fail(h *handle, e *sandbox.Error) {
-	b, err := json.Marshal(e)
+	b, err := errorJSON(e)
 	if err != nil {
-		b, _ = json.Marshal(sandbox.Errorf(sandbox.EToolFailed, "", "the tool failed"))
+		b, _ = errorJSON(sandbox.Errorf(sandbox.EToolFailed, "", "the tool failed"))
 	}
 	h.status, h.payload = statusToolError, b
 	close(h.done)
+}
+
+func errorJSON(e *sandbox.Error) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // await blocks the guest until h completes, or reports false when the run

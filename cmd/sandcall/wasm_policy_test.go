@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// TestWasmPolicyDenial runs a WebAssembly program through run_code over
+// stdio, in the process tier, under a policy that denies ping({n: 13})
+// (testdata/deny13.yaml): the guest gets status 1 and the denial's error
+// JSON, naming the rule, and the run counts one denied call. ping({n: 12})
+// passes the same rule.
+func TestWasmPolicyDenial(t *testing.T) {
+	mod, err := os.ReadFile("testdata/wasm/call_input.wasm") // input ["NAME",ARGS]: one call, result = payload
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--demo", "--policy", "testdata/deny13.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	run := func(input string) sandbox.Result {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+			"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod), "input": json.RawMessage(input)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r sandbox.Result
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK {
+			t.Fatalf("%s: run failed: %v (logs %q)", input, r.Error, r.Logs)
+		}
+		if r.Tier == "" || r.Tier == "inprocess" {
+			t.Errorf("tier = %q, want the process tier", r.Tier)
+		}
+		return r
+	}
+
+	r := run(`["ping",{"n":13}]`)
+	var denial sandbox.Error
+	if err := json.Unmarshal(r.Result, &denial); err != nil {
+		t.Fatalf("result %s is not an error JSON: %v", r.Result, err)
+	}
+	if denial.Code != sandbox.EToolDenied || denial.Rule != "no-thirteen" || denial.Tool != "ping" {
+		t.Errorf("the guest read %s, want E_TOOL_DENIED by rule no-thirteen", r.Result)
+	}
+	if denial.Message == "" || denial.Hint != "Ping another number." {
+		t.Errorf("denial message %q, hint %q: want the rule's", denial.Message, denial.Hint)
+	}
+	if r.Calls.Total != 1 || r.Calls.Denied != 1 || r.Calls.OK != 0 {
+		t.Errorf("calls = %+v, want 1 call, denied", r.Calls)
+	}
+
+	r = run(`["ping",{"n":12}]`)
+	if string(r.Result) != "13" || r.Calls.OK != 1 || r.Calls.Denied != 0 {
+		t.Errorf("ping 12: result %s, calls %+v; want 13, one ok call", r.Result, r.Calls)
+	}
+}

@@ -1,0 +1,19 @@
+;; Sets the result to the run's input.
+;;
+;; Build: wat2wasm --enable-all --no-check echo_input.wat -o echo_input.wasm   (wabt 1.0.32; go generate ./sandbox/parity rebuilds all)
+(module
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (func (export "run")
+    (local $n i32)
+    (local.set $n (call $input_len))
+    (drop (call $input_read (i32.const 0) (local.get $n)))
+    (drop (call $set_result (i32.const 0) (local.get $n)))))

@@ -1,0 +1,18 @@
+;; Calls ping once and returns nothing, setting no result: the result is null.
+;;
+;; Build: wat2wasm --enable-all --no-check no_result.wat -o no_result.wasm   (wabt 1.0.32; go generate ./sandbox/parity rebuilds all)
+(module
+  (import "sandcall" "call" (func $call (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "call_async" (func $call_async (param i32 i32 i32 i32) (result i32)))
+  (import "sandcall" "wait" (func $wait (param i32) (result i32)))
+  (import "sandcall" "result_len" (func $result_len (param i32) (result i32)))
+  (import "sandcall" "result_read" (func $result_read (param i32 i32 i32) (result i32)))
+  (import "sandcall" "input_len" (func $input_len (result i32)))
+  (import "sandcall" "input_read" (func $input_read (param i32 i32) (result i32)))
+  (import "sandcall" "set_result" (func $set_result (param i32 i32) (result i32)))
+  (import "sandcall" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "ping")
+  (data (i32.const 16) "{\"n\":1}")
+  (func (export "run")
+    (drop (call $wait (call $call (i32.const 0) (i32.const 4) (i32.const 16) (i32.const 7))))))
