@@ -13,6 +13,33 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 type Catalog struct {
 	mu    sync.RWMutex
 	tools map[string]*Tool
+
+	obsMu     sync.Mutex
+	observers []func()
+}
+
+// OnChange registers f to be called after every Add and Remove that changed
+// the catalog (a failed Add or a Remove of an absent name does not call it).
+// f runs synchronously in the goroutine that changed the catalog, after the
+// catalog's lock is released, so it may call any Catalog method; it must be
+// quick (debounce or hand off slow work such as re-listing tools to clients).
+// Concurrent changes may call f concurrently. There is no way to unregister.
+func (c *Catalog) OnChange(f func()) {
+	if f == nil {
+		return
+	}
+	c.obsMu.Lock()
+	c.observers = append(c.observers, f)
+	c.obsMu.Unlock()
+}
+
+func (c *Catalog) changed() {
+	c.obsMu.Lock()
+	obs := c.observers
+	c.obsMu.Unlock()
+	for _, f := range obs {
+		f()
+	}
 }
 
 // NewCatalog returns a catalog holding ts. See Add for the checks.
@@ -49,19 +76,25 @@ func (c *Catalog) Add(t *Tool) error {
 	}
 	t.validator = v
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if _, dup := c.tools[t.Name]; dup {
+		c.mu.Unlock()
 		return fmt.Errorf("tools: duplicate tool name %q", t.Name)
 	}
 	c.tools[t.Name] = t
+	c.mu.Unlock()
+	c.changed()
 	return nil
 }
 
 // Remove removes the named tool, if present.
 func (c *Catalog) Remove(name string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	_, ok := c.tools[name]
 	delete(c.tools, name)
+	c.mu.Unlock()
+	if ok {
+		c.changed()
+	}
 }
 
 // Lookup returns the named tool.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -113,5 +114,53 @@ func TestCatalogHammer(t *testing.T) {
 	wg.Wait()
 	if want := workers*perWorker/2 + perWorker; c.Len() != want {
 		t.Errorf("Len = %d, want %d", c.Len(), want)
+	}
+}
+
+func TestCatalogOnChange(t *testing.T) {
+	c, _ := NewCatalog()
+	var n atomic.Int64
+	c.OnChange(func() {
+		n.Add(1)
+		c.Len() // observers run outside the lock: no deadlock
+	})
+	c.OnChange(nil) // ignored
+	if err := c.Add(&Tool{Name: "a", Handler: nop}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Add(&Tool{Name: "a", Handler: nop}) // duplicate: no change
+	_ = c.Add(&Tool{Name: "1", Handler: nop}) // invalid: no change
+	c.Remove("nope")                          // absent: no change
+	c.Remove("a")
+	if got := n.Load(); got != 2 {
+		t.Fatalf("observer called %d times, want 2", got)
+	}
+}
+
+// TestCatalogOnChangeRace hammers Add, Remove, OnChange and reads
+// concurrently (run with -race).
+func TestCatalogOnChangeRace(t *testing.T) {
+	c, _ := NewCatalog()
+	var n atomic.Int64
+	c.OnChange(func() { n.Add(1); _ = c.List() })
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				name := fmt.Sprintf("t%d_%d", g, i%5)
+				_ = c.Add(&Tool{Name: name, Handler: nop})
+				c.Lookup(name)
+				c.Remove(name)
+				if i%50 == 0 {
+					c.OnChange(func() {})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if c.Len() != 0 || n.Load() != 8*200*2 {
+		t.Fatalf("len %d, %d notifications, want 0 and %d", c.Len(), n.Load(), 8*200*2)
 	}
 }

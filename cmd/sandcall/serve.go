@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
@@ -74,6 +77,10 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
+	// A reloaded .agents/tools script or a changed upstream tool list
+	// reaches connected clients as notifications/tools/list_changed.
+	stopRefresh := refreshOnChange(runner.Broker().Catalog(), srv.Refresh, refreshDebounce, log)
+	defer stopRefresh()
 	if *addr != "" {
 		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), log)
 	}
@@ -102,6 +109,51 @@ func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// refreshDebounce coalesces bursts of catalog changes (a directory re-read,
+// an upstream re-list) into one Refresh.
+const refreshDebounce = 100 * time.Millisecond
+
+// refreshOnChange calls refresh (the MCP server's Refresh) once cat has
+// stopped changing for d. stop cancels a pending call; later changes are
+// ignored.
+func refreshOnChange(cat *tools.Catalog, refresh func() error, d time.Duration, log *slog.Logger) (stop func()) {
+	var (
+		mu      sync.Mutex
+		timer   *time.Timer
+		stopped bool
+	)
+	cat.OnChange(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if timer != nil {
+			timer.Reset(d)
+			return
+		}
+		timer = time.AfterFunc(d, func() {
+			mu.Lock()
+			done := stopped
+			mu.Unlock()
+			if done {
+				return
+			}
+			if err := refresh(); err != nil {
+				log.Warn("refreshing the tool list", "err", err)
+			}
+		})
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }

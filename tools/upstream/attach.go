@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/sandcall/sandcall/tools"
 )
@@ -18,6 +20,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Pins pins tool definitions. If nil, a fresh in-memory set is used.
 	Pins *Pins
+	// ReconnectMin and ReconnectMax bound the delay between attempts to
+	// reconnect to a server whose session dropped: the delay starts at
+	// ReconnectMin (default 250ms), doubles after each failed attempt up to
+	// ReconnectMax (default 30s), and each wait is jittered down by up to
+	// half.
+	ReconnectMin, ReconnectMax time.Duration
 }
 
 // Set is the connected upstream servers whose tools are in a catalog.
@@ -26,21 +34,52 @@ type Set struct {
 	pins *Pins
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	conns map[string]*Conn    // server name → connection
-	added map[string][]string // server name → catalog names added
-	// Warnings are the problems met while loading, connecting and listing:
-	// each skipped a file, a server or a tool, and the rest loaded.
-	Warnings []string
+	ctx        context.Context // done on Close: stops the supervisors
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup // supervisors
+	refreshMu  sync.Mutex     // serializes refresh
+	minBackoff time.Duration
+	maxBackoff time.Duration
+
+	mu       sync.Mutex
+	conns    map[string]*Conn    // server name → connection
+	added    map[string][]string // server name → catalog names added
+	warnings []string
+}
+
+// Warnings returns the problems met so far while loading, connecting,
+// listing and reconnecting: each skipped a file, a server or a tool, and the
+// rest loaded. It is safe to call while background reconnects run.
+func (s *Set) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.warnings...)
 }
 
 // Attach loads the upstream server configs, connects to every enabled
 // server, and adds their tools to cat. A server that fails to load or
 // connect, and a tool that cannot be added, is skipped with a warning; the
 // others still load. Close the Set to stop the servers.
+//
+// Until Close, each connected server is supervised: on
+// notifications/tools/list_changed its tools are listed again (see
+// Refresh), and when its session drops (a stdio server exits, an HTTP
+// session ends) it is reconnected with exponential backoff and its tools
+// re-listed. During the outage its tools stay in the catalog and fail with
+// a retryable E_TOOL_FAILED. A server that could not be connected at all
+// is not retried.
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger,
-		conns: map[string]*Conn{}, added: map[string][]string{}}
+		conns: map[string]*Conn{}, added: map[string][]string{},
+		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
+	if s.minBackoff <= 0 {
+		s.minBackoff = 250 * time.Millisecond
+	}
+	if s.maxBackoff <= 0 {
+		s.maxBackoff = 30 * time.Second
+	}
+	s.maxBackoff = max(s.maxBackoff, s.minBackoff)
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if s.pins == nil {
 		s.pins = &Pins{}
 	}
@@ -65,16 +104,66 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 			s.conns[srv.Name] = c
 			s.mu.Unlock()
 			s.refresh(ctx, c)
+			s.wg.Add(1)
+			go s.supervise(c)
 		}()
 	}
 	wg.Wait()
 	return s
 }
 
+// supervise re-lists c's tools when the server says they changed, and
+// reconnects when its session drops, until Close.
+func (s *Set) supervise(c *Conn) {
+	defer s.wg.Done()
+	name := c.Server.Name
+	for {
+		sess := c.session()
+		done := make(chan struct{})
+		go func() { _ = sess.Wait(); close(done) }()
+	serving:
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-c.listChanged:
+				s.refresh(s.ctx, c)
+			case <-done:
+				break serving
+			}
+		}
+		s.log.Warn("upstream: connection lost; reconnecting", "server", name)
+		delay := s.minBackoff
+		for {
+			wait := delay/2 + rand.N(delay/2+1)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			err := c.dial(s.ctx)
+			if err == nil {
+				break
+			}
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("upstream: reconnect failed", "server", name, "err", err, "retry_in", min(delay*2, s.maxBackoff))
+			delay = min(delay*2, s.maxBackoff)
+		}
+		if s.ctx.Err() != nil { // Close raced with the reconnect
+			_ = c.Close()
+			return
+		}
+		s.log.Info("upstream: reconnected", "server", name)
+		s.refresh(s.ctx, c)
+	}
+}
+
 func (s *Set) warn(msg string) {
 	s.log.Warn("upstream: " + msg)
 	s.mu.Lock()
-	s.Warnings = append(s.Warnings, msg)
+	s.warnings = append(s.warnings, msg)
 	s.mu.Unlock()
 }
 
@@ -94,6 +183,8 @@ func (s *Set) Refresh(ctx context.Context) {
 }
 
 func (s *Set) refresh(ctx context.Context, c *Conn) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
 	listed, errs, err := c.Tools(ctx)
 	if err != nil {
 		s.warn(fmt.Sprintf("server %q: listing tools: %v", c.Server.Name, err))
@@ -139,9 +230,11 @@ func (s *Set) Tools() map[string][]string {
 // Pins returns the set's pins, for approving changed definitions.
 func (s *Set) Pins() *Pins { return s.pins }
 
-// Close closes every connection (stopping stdio servers). Their tools stay
-// in the catalog and fail with a retryable E_TOOL_FAILED.
+// Close stops reconnecting and closes every connection (stopping stdio
+// servers). Their tools stay in the catalog and fail with a retryable
+// E_TOOL_FAILED.
 func (s *Set) Close() {
+	s.cancel()
 	s.mu.Lock()
 	conns := s.conns
 	s.conns = map[string]*Conn{}
@@ -149,4 +242,16 @@ func (s *Set) Close() {
 	for _, c := range conns {
 		c.Close()
 	}
+	s.wg.Wait()
+}
+
+// pid is the process id of the named stdio server, or 0.
+func (s *Set) pid(server string) int {
+	s.mu.Lock()
+	c := s.conns[server]
+	s.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.pid()
 }

@@ -28,57 +28,101 @@ const MaxDescriptionBytes = 2 << 10
 // maxErrorBytes caps an upstream error message passed on to a program.
 const maxErrorBytes = 2 << 10
 
-// Conn is a connection to one upstream server.
+// Conn is a connection to one upstream server. A Set re-dials it when the
+// session drops; the tools' handlers always use the current session.
 type Conn struct {
 	Server *Server
-	sess   *mcp.ClientSession
-	cmd    *exec.Cmd // stdio servers only
+
+	mu   sync.Mutex
+	sess *mcp.ClientSession
+	cmd  *exec.Cmd // stdio servers only
+
+	// listChanged receives (without blocking, coalesced) when the server
+	// sends notifications/tools/list_changed.
+	listChanged chan struct{}
 }
 
 // Connect starts or dials the server, resolving its "!command" values, and
 // completes the MCP handshake within the server's timeout.
 func Connect(ctx context.Context, s *Server) (*Conn, error) {
-	r, err := s.resolve(ctx)
-	if err != nil {
+	c := &Conn{Server: s, listChanged: make(chan struct{}, 1)}
+	if err := c.dial(ctx); err != nil {
 		return nil, err
 	}
-	c := &Conn{Server: s}
-	var tr mcp.Transport
+	return c, nil
+}
+
+// dial opens a new session to the server and makes it c's current one.
+func (c *Conn) dial(ctx context.Context) error {
+	s := c.Server
+	r, err := s.resolve(ctx)
+	if err != nil {
+		return err
+	}
+	var (
+		tr  mcp.Transport
+		cmd *exec.Cmd
+	)
 	switch r.Type {
 	case TypeStdio:
-		cmd := exec.Command(r.Command, r.Args...)
+		cmd = exec.Command(r.Command, r.Args...)
 		cmd.Env = minimalEnv(r.Env)
 		cmd.Dir = r.Cwd
 		cmd.Stderr = nil // discarded: upstream logs are not ours to print
-		c.cmd = cmd
 		tr = &mcp.CommandTransport{Command: cmd}
 	case TypeHTTP:
 		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: headerClient(r.Headers), MaxRetries: -1}
 	case TypeSSE:
 		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: headerClient(r.Headers)}
 	default:
-		return nil, fmt.Errorf("invalid server %q: type %q", s.Name, r.Type)
+		return fmt.Errorf("invalid server %q: type %q", s.Name, r.Type)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "sandcall", Version: "upstream"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "sandcall", Version: "upstream"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.listChanged <- struct{}{}:
+			default:
+			}
+		},
+	})
 	sess, err := client.Connect(cctx, tr, nil)
 	if err != nil {
-		if c.cmd != nil && c.cmd.Process != nil {
-			c.cmd.Process.Kill()
-			c.cmd.Wait()
+		if cmd != nil && cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
 		}
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
+			return fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
 		}
-		return nil, err
+		return err
 	}
-	c.sess = sess
-	return c, nil
+	c.mu.Lock()
+	c.sess, c.cmd = sess, cmd
+	c.mu.Unlock()
+	return nil
+}
+
+// session returns the current session.
+func (c *Conn) session() *mcp.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// pid is the current stdio server process's id, or 0.
+func (c *Conn) pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
 }
 
 // Close ends the session (and stops a stdio server).
-func (c *Conn) Close() error { return c.sess.Close() }
+func (c *Conn) Close() error { return c.session().Close() }
 
 // NestedEnv is set in the environment of every stdio upstream server. A
 // sandcall started with it does not start upstream servers of its own, so a
@@ -145,7 +189,7 @@ func (c *Conn) Tools(ctx context.Context) (out []Listed, errs []error, err error
 	lctx, cancel := context.WithTimeout(ctx, c.Server.Timeout)
 	defer cancel()
 	var all []*mcp.Tool
-	for t, err := range c.sess.Tools(lctx, nil) {
+	for t, err := range c.session().Tools(lctx, nil) {
 		if err != nil {
 			return nil, nil, err
 		}
@@ -320,7 +364,7 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
-		res, err := c.sess.CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
+		res, err := c.session().CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,8 +58,8 @@ func demoSet(t *testing.T, extra ...*tools.Tool) (*tools.Catalog, *Set) {
 	defer cancel()
 	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root}})
 	t.Cleanup(set.Close)
-	if len(set.Warnings) > 0 {
-		t.Fatalf("warnings: %v", set.Warnings)
+	if len(set.Warnings()) > 0 {
+		t.Fatalf("warnings: %v", set.Warnings())
 	}
 	return cat, set
 }
@@ -128,10 +129,7 @@ func TestUpstreamDiesMidRun(t *testing.T) {
 	var set *Set
 	kill := tools.MustFunc(tools.Tool{Name: "kill_upstream", Description: "Kills the demo upstream."},
 		func(ctx context.Context, _ struct{}) (bool, error) {
-			set.mu.Lock()
-			c := set.conns["demo"]
-			set.mu.Unlock()
-			return true, c.cmd.Process.Kill()
+			return true, syscall.Kill(set.pid("demo"), syscall.SIGKILL)
 		})
 	cat, s := demoSet(t, kill)
 	set = s
@@ -159,12 +157,92 @@ func TestPinChangedDefinition(t *testing.T) {
 	if _, ok := cat.Lookup("demo_get_expenses"); !ok {
 		t.Fatal("unchanged tool removed")
 	}
-	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings, "\n"), "demo_ping") {
-		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings)
+	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
+		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings())
 	}
 	set.Pins().Approve("demo_ping")
 	set.Refresh(context.Background())
 	if _, ok := cat.Lookup("demo_ping"); !ok {
 		t.Fatal("approved demo_ping not back")
+	}
+}
+
+// TestUpstreamReconnect kills the upstream process: calls during the outage
+// fail with a retryable E_TOOL_FAILED, a fresh process is started, and
+// demo_ping works again.
+func TestUpstreamReconnect(t *testing.T) {
+	cat, set := demoSet(t)
+	old := set.pid("demo")
+	if old == 0 {
+		t.Fatal("no upstream process")
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ping, _ := cat.Lookup("demo_ping")
+	_, err := ping.Handler(context.Background(), json.RawMessage(`{"n":1}`))
+	if se := sandbox.AsError(err, ""); err == nil || se.Code != sandbox.EToolFailed || !se.Retryable {
+		t.Logf("call right after the kill: %v (the reconnect may have been quicker)", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if pid := set.pid("demo"); pid != 0 && pid != old {
+			res := runJS(t, cat, `return await tools.demo_ping({n: 41})`)
+			if res.OK && string(res.Result) == "42" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no working reconnect within 30s (pid %d, was %d)", set.pid("demo"), old)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestUpstreamListChanged adds a script to the upstream's .agents/tools:
+// the upstream sends notifications/tools/list_changed and its new tool
+// appears in our catalog as demo_hello.
+func TestUpstreamListChanged(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".agents/tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"demo": map[string]any{"command": bin, "args": []string{"serve", "--demo", "--isolation", "inprocess"}, "cwd": root, "timeout": "30s"},
+	}})
+	writeFile(t, filepath.Join(root, ".mcp.json"), string(cfg))
+	cat, _ := tools.NewCatalog()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root}})
+	t.Cleanup(set.Close)
+	if _, ok := cat.Lookup("demo_ping"); !ok {
+		t.Fatalf("demo_ping missing; warnings %v", set.Warnings())
+	}
+	changed := make(chan struct{}, 1)
+	cat.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	script := "#!/bin/sh\n# @description Says hello.\n# @param *name string who\nprintf '\"hello %s\"' \"$SANDCALL_PARAM_NAME\"\n"
+	if err := os.WriteFile(filepath.Join(root, ".agents/tools/hello"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		if _, ok := cat.Lookup("demo_hello"); ok {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("demo_hello not added within 10s; tools %v", set.Tools())
+		}
+	}
+	res := runJS(t, cat, `return await tools.demo_hello({name: "ada"})`)
+	if !res.OK || string(res.Result) != `"hello ada"` {
+		t.Fatalf("demo_hello = %s %+v", res.Result, res.Error)
 	}
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeListChanged adds a script to .agents/tools while a client is
+// connected to `sandcall serve` over stdio: the client gets
+// notifications/tools/list_changed and the new tool is listed.
+func TestServeListChanged(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess")
+	cmd.Dir = dir
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	has := func(name string) bool {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+	}
+	if has("hello") {
+		t.Fatal("hello listed before the script exists")
+	}
+	script := "#!/bin/sh\n# @description Says hello to a name.\n# @param *name string who to greet\nprintf '\"hello %s\"' \"$SANDCALL_PARAM_NAME\"\n"
+	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/hello"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no notifications/tools/list_changed within 10s\nstderr: %s", stderr.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !has("hello") {
+		if time.Now().After(deadline) {
+			t.Fatalf("hello not listed after list_changed\nstderr: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
