@@ -201,7 +201,9 @@ const (
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
 	seq := int(r.seq.Add(1))
 	t0 := time.Now()
-	rec := auditCall{seq: seq, tool: name}
+	// The guest chose name: it is capped and cleaned before it reaches a
+	// message or an audit record, whichever way the call ends.
+	rec := auditCall{seq: seq, tool: safeName(name)}
 	defer func() {
 		e := sandbox.AsError(err, sandbox.EToolFailed)
 		rec.err = e
@@ -218,7 +220,6 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 	t, ok := r.b.catalog.Lookup(name)
 	if !ok {
-		rec.tool = safeName(name)
 		rec.decision = "unknown"
 		return nil, unknownTool(name)
 	}

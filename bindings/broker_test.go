@@ -358,3 +358,25 @@ func BenchmarkCall(b *testing.B) {
 		}
 	}
 }
+
+// TestAuditCapsGuestNames: a name a guest made up reaches the audit trail
+// capped and cleaned, however the call ends (here: over the call limit).
+func TestAuditCapsGuestNames(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	b := newBroker(t, BrokerConfig{Audit: slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil))}, echo("ok"))
+	r := newRun(b, sandbox.Limits{MaxCalls: 1})
+	if _, err := r.Call(context.Background(), "ok", nil); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 100000) + "\x1b[2J"
+	if _, err := r.Call(context.Background(), long, nil); code(err) != sandbox.EToolCallLimit {
+		t.Fatalf("err = %v, want E_TOOL_CALL_LIMIT", err)
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if len(out) > 4096 || strings.Contains(out, "\\u001b") {
+		t.Fatalf("audit record holds the guest's name uncapped or uncleaned (%d bytes)", len(out))
+	}
+}

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -447,7 +447,11 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	for {
 		kind, body, err := readFrame(w.br, MaxWorkerFrame)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+			// Only a frame the worker could not have meant is a protocol
+			// violation. A worker that dies mid-frame (out of memory while
+			// writing a log, say) leaves a truncated one: that is a death,
+			// classified below like any other.
+			if errors.Is(err, errFrameTooLarge) || errors.Is(err, errFrameEmpty) {
 				w.kill(endProtocol)
 			}
 			break
@@ -540,7 +544,7 @@ func (w *worker) classify(limit sandbox.Limits) *sandbox.Error {
 
 func containsAny(s string, subs ...string) bool {
 	for _, x := range subs {
-		if bytes.Contains([]byte(s), []byte(x)) {
+		if strings.Contains(s, x) {
 			return true
 		}
 	}

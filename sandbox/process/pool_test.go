@@ -129,6 +129,12 @@ func (scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Ho
 		return &sandbox.Outcome{Value: json.RawMessage(strconv.Itoa(f(0)))}
 	case "exit":
 		os.Exit(3)
+	case "partial-stack": // dies while "writing" a frame: half a header, then a stack overflow
+		out := os.NewFile(4, "out")
+		_, _ = out.Write([]byte{0, 0})
+		var f func(int) int
+		f = func(n int) int { return f(n+1) + 1 }
+		return &sandbox.Outcome{Value: json.RawMessage(strconv.Itoa(f(0)))}
 	case "garbage":
 		out := os.NewFile(4, "out")
 		_, _ = out.Write([]byte{0, 0, 0, 5, 'C', 'x', 'y', 'z', 'w'})
@@ -222,6 +228,7 @@ func TestPoolOutcomes(t *testing.T) {
 		{"sleep 5s", sandbox.ETimeout, ""},
 		{"alloc", sandbox.EMemory, ""}, // skipped under -race: see below
 		{"stack", sandbox.EStack, ""},
+		{"partial-stack", sandbox.EStack, ""}, // a truncated frame is a death, not a protocol error
 		{"exit", sandbox.EWorkerCrashed, ""},
 		{"garbage", sandbox.EWorkerCrashed, ""},
 		{"huge-frame", sandbox.EWorkerCrashed, ""},
