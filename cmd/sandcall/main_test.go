@@ -239,7 +239,7 @@ func TestServeHTTP(t *testing.T) {
 	if got := post(init, func(r *http.Request) { r.Host = "evil.example" }); got != http.StatusForbidden {
 		t.Errorf("bad Host: %d, want 403", got)
 	}
-	big := init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 5<<20) + `"}`
+	big := init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 23<<20) + `"}`
 	if got := post(big, nil); got != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized body: %d, want 413", got)
 	}

@@ -55,5 +55,6 @@
 //
 // The runner's limits apply to every run; timeout_ms may lower the wall time,
 // never raise it past the runner's ceiling. HTTP bodies are capped at
-// Config.MaxRequestBytes (4 MiB by default), stdio lines by the SDK.
+// Config.MaxRequestBytes (by default 4 MiB, or room for the largest WebAssembly
+// module in base64), stdio lines by the SDK.
 package mcpserver

@@ -132,8 +132,8 @@ func TestHTTPGuards(t *testing.T) {
 		{"null origin", func(r *http.Request) { r.Header.Set("Origin", "null") }, init, http.StatusForbidden},
 		{"cross-site fetch", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }, init, http.StatusForbidden},
 		{"rebinding host", func(r *http.Request) { r.Host = "evil.example" }, init, http.StatusForbidden},
-		{"oversized body", nil, init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 5<<20) + `"}`, http.StatusRequestEntityTooLarge},
-		{"oversized chunked body", func(r *http.Request) { r.ContentLength = -1 }, init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 5<<20) + `"}`, http.StatusRequestEntityTooLarge},
+		{"oversized body", nil, init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 23<<20) + `"}`, http.StatusRequestEntityTooLarge},
+		{"oversized chunked body", func(r *http.Request) { r.ContentLength = -1 }, init[:len(init)-1] + `,"pad":"` + strings.Repeat("x", 23<<20) + `"}`, http.StatusRequestEntityTooLarge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

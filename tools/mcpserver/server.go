@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -64,8 +65,10 @@ type Config struct {
 	// catalog size. If zero, 50.
 	MaxListedBindings int
 	// MaxRequestBytes caps the body of one HTTP request (HTTPHandler); a
-	// larger body is refused with 413. If zero, 4 MiB. Stdio lines are
-	// capped by the SDK (mcp.DefaultMaxLineLength).
+	// larger body is refused with 413. If zero, 4 MiB, or enough for the
+	// runner's largest WebAssembly module in base64 (16 MiB → ~21.4 MiB)
+	// plus 1 MiB, whichever is larger. Stdio lines are capped by the SDK
+	// (mcp.DefaultMaxLineLength).
 	MaxRequestBytes int64
 	// AllowedOrigins lists browser origins (scheme://host[:port]) that
 	// HTTPHandler accepts besides same-origin requests. If empty, a request
@@ -137,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 		s.maxListed = 50
 	}
 	if s.maxBody <= 0 {
-		s.maxBody = 4 << 20
+		s.maxBody = max(4<<20, int64(base64.StdEncoding.EncodedLen(s.runner.Limits().MaxModuleBytes))+1<<20)
 	}
 	if s.idle == 0 {
 		s.idle = 30 * time.Minute
