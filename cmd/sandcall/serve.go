@@ -99,9 +99,9 @@ func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 			fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 			return exitFailure
 		}
-		t = &mcp.IOTransport{Reader: os.Stdin, Writer: out}
+		t = &mcp.IOTransport{Reader: os.Stdin, Writer: out, MaxLineLength: int(srv.MaxRequestBytes())}
 	} else {
-		t = &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		t = &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}, MaxLineLength: int(srv.MaxRequestBytes())}
 	}
 	err := srv.Run(ctx, t)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,51 @@ func TestRunCodeWasm(t *testing.T) {
 	}
 	if ok, _, code := run(map[string]any{"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString([]byte("\x00asm junk"))}); ok || code != "E_MODULE_INVALID" {
 		t.Fatalf("malformed module: ok %v, code %s", ok, code)
+	}
+}
+
+// TestRunCodeLargeWasmOverStdio sends a 15 MB module (base64: 20 MB, more
+// than the SDK's default 16 MiB stdio line) through run_code over stdio.
+func TestRunCodeLargeWasmOverStdio(t *testing.T) {
+	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A custom section "pad" of 15 MB: id 0, size, name, payload.
+	name, pad := []byte("pad"), make([]byte, 15<<20)
+	body := append(append(uleb(uint64(len(name))), name...), pad...)
+	mod = append(append(append(mod, 0), uleb(uint64(len(body)))...), body...)
+
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
+		"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), `"result":42`) {
+		t.Fatalf("large module: %.300s", b)
+	}
+}
+
+func uleb(v uint64) []byte {
+	var out []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			out = append(out, c|0x80)
+			continue
+		}
+		return append(out, c)
 	}
 }

@@ -179,6 +179,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// MaxRequestBytes is the largest request the server takes: the HTTP body
+// cap, and the line length a stdio transport should allow (see
+// Config.MaxRequestBytes).
+func (s *Server) MaxRequestBytes() int64 { return s.maxBody }
+
 // MCP returns the underlying go-sdk server, to connect it to a transport of
 // your own or to add prompts and resources. Receiving middleware added to it
 // runs outside the server's panic recovery.
