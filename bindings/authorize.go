@@ -19,6 +19,18 @@ type Principal struct {
 // when the configuration names none.
 var LocalPrincipal = Principal{ID: "local"}
 
+type callInfoKey struct{}
+
+// CallInfoFrom returns the CallInfo of the call whose handler received ctx:
+// the broker attaches it to the context it passes to a tool's Handler, so a
+// handler can tell who calls (for example, to filter what a discovery tool
+// shows by what the principal may call). ok is false outside a broker call.
+// The CallInfo must not be modified.
+func CallInfoFrom(ctx context.Context) (info *CallInfo, ok bool) {
+	info, ok = ctx.Value(callInfoKey{}).(*CallInfo)
+	return info, ok
+}
+
 // CallInfo describes one attempted call, as an Authorizer sees it.
 type CallInfo struct {
 	Caller    tools.Caller

@@ -270,7 +270,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 
 	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
 	defer cancel()
-	res, err = r.b.dispatch(cctx, t, args)
+	res, err = r.b.dispatch(context.WithValue(cctx, callInfoKey{}, info), t, args)
 	if err != nil {
 		if ctx.Err() != nil { // the run ended, not the tool
 			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)

@@ -380,3 +380,40 @@ func TestAuditCapsGuestNames(t *testing.T) {
 		t.Fatalf("audit record holds the guest's name uncapped or uncleaned (%d bytes)", len(out))
 	}
 }
+
+func TestCallInfoFrom(t *testing.T) {
+	if _, ok := CallInfoFrom(context.Background()); ok {
+		t.Fatal("CallInfoFrom found a CallInfo outside a broker call")
+	}
+	var got []*CallInfo
+	var mu sync.Mutex
+	who := echo("who")
+	who.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		info, ok := CallInfoFrom(ctx)
+		if !ok {
+			return nil, errors.New("no CallInfo in the handler's context")
+		}
+		mu.Lock()
+		got = append(got, info)
+		mu.Unlock()
+		return args, nil
+	}
+	b := newBroker(t, BrokerConfig{}, who)
+	r := newRun(b, sandbox.Limits{})
+	if _, err := r.Call(context.Background(), "who", json.RawMessage(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	alice := Principal{ID: "alice"}
+	if _, err := b.CallDirect(context.Background(), alice, "who", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("handler saw %d CallInfos, want 2", len(got))
+	}
+	if g := got[0]; g.Caller != tools.Code || g.RunID != "run_test" || g.Seq != 1 || g.Tool.Name != "who" || string(g.Args) != `{"a":1}` {
+		t.Errorf("code call: CallInfo = %+v", g)
+	}
+	if g := got[1]; g.Caller != tools.Direct || g.Principal.ID != "alice" {
+		t.Errorf("direct call: CallInfo = %+v", g)
+	}
+}
