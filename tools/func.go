@@ -334,6 +334,14 @@ func Transient(message, hint string) *sandbox.Error {
 	return e
 }
 
+// Unavailable returns an E_TOOL_FAILED error for data that does not exist
+// or is not available (a missing price, an unknown period): not worth
+// retrying, and distinct from an invalid argument (ArgError) and a transient
+// failure (Transient). Never return a zero or empty value in its place.
+func Unavailable(message, hint string) *sandbox.Error {
+	return sandbox.Errorf(sandbox.EToolFailed, hint, message)
+}
+
 // ArgError returns an E_TOOL_ARGS error about the argument at path (a JSON
 // pointer such as "/quarter"), for checks a schema cannot express.
 func ArgError(path, message, hint string) *sandbox.Error {
