@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +47,19 @@ type BrokerConfig struct {
 	// Observer receives per-call and per-run outcomes and latencies (for
 	// metrics). If nil, nothing is observed.
 	Observer Observer
+	// MaxRetries caps the extra attempts the broker makes after a transient
+	// failure (a retryable E_TOOL_FAILED, the broker's own per-call timeout
+	// included) of an idempotent tool (Effects.Idempotent); other tools and
+	// other errors are never retried. If zero, 2; if negative, no call is
+	// retried.
+	MaxRetries int
+	// RetryBackoff is the wait before the first retry; each later retry
+	// waits four times longer, each wait jittered to a random 50-100 % of
+	// it. If zero, 20 ms (so 20 ms, then 80 ms).
+	RetryBackoff time.Duration
+	// Now is the clock that decides whether a deprecated alias
+	// (tools.Alias) is still callable. If nil, time.Now.
+	Now func() time.Time
 }
 
 // Observer receives the outcome of every attempted call and every run, for
@@ -69,6 +84,9 @@ type Broker struct {
 	maxOutput int
 	approval  time.Duration
 	obs       Observer
+	retries   int
+	backoff   time.Duration
+	now       func() time.Time
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -86,6 +104,21 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		maxOutput: cfg.MaxOutputBytes,
 		approval:  cfg.ApprovalTimeout,
 		obs:       cfg.Observer,
+		retries:   cfg.MaxRetries,
+		backoff:   cfg.RetryBackoff,
+		now:       cfg.Now,
+	}
+	switch {
+	case b.retries == 0:
+		b.retries = 2
+	case b.retries < 0:
+		b.retries = 0
+	}
+	if b.backoff <= 0 {
+		b.backoff = 20 * time.Millisecond
+	}
+	if b.now == nil {
+		b.now = time.Now
 	}
 	if b.approval <= 0 {
 		b.approval = 2 * time.Minute
@@ -155,11 +188,40 @@ type DirectCall struct {
 }
 
 // Direct performs a direct call (caller direct) through the broker's path.
+// It is DirectOutcome without the notes.
 func (b *Broker) Direct(ctx context.Context, c DirectCall) (json.RawMessage, error) {
+	o, err := b.DirectOutcome(ctx, c)
+	return o.Result, err
+}
+
+// DirectResult is a successful direct call: the result, and what the
+// broker did to it that the caller should pass on to the model.
+type DirectResult struct {
+	// Result is the tool's result, cut by whole items if it was over the
+	// output budget (never with in-band markers: see package doc).
+	Result json.RawMessage
+	// Notes are sentences for the model: the result was cut, or the tool
+	// was called by a deprecated alias. Empty on most calls.
+	Notes []string
+	// Meta holds the same facts for machines (an MCP result's _meta):
+	// "truncated": {"field", "kept", "omitted"} and "next_action". Nil on
+	// most calls.
+	Meta map[string]any
+}
+
+// DirectOutcome performs a direct call (caller direct) through the broker's
+// path: the same lookup (aliases included), validation, authorization,
+// retries and output cut as a program's call.
+func (b *Broker) DirectOutcome(ctx context.Context, c DirectCall) (DirectResult, error) {
 	r := &run{b: b, principal: c.Principal, caller: tools.Direct, start: time.Now(), tier: "host",
 		approver: c.Approver, limits: sandbox.Limits{MaxCalls: 1, MaxInFlight: 1}.Resolve()}
 	r.init()
-	return r.Call(ctx, c.Tool, c.Args)
+	res, err := r.Call(ctx, c.Tool, c.Args)
+	if err != nil {
+		return DirectResult{}, err
+	}
+	out := DirectResult{Result: res, Notes: r.notes, Meta: r.meta}
+	return out, nil
 }
 
 // run is the per-run state: it implements sandbox.Host for one program.
@@ -177,8 +239,58 @@ type run struct {
 
 	seq atomic.Int64
 
-	mu    sync.Mutex // guards stats
-	stats sandbox.CallStats
+	mu      sync.Mutex // guards stats, notes, meta, dropped
+	stats   sandbox.CallStats
+	notes   []string       // for the model: cut outputs, deprecated names (see note)
+	dropped int            // notes left out past maxNotes
+	meta    map[string]any // a direct call's _meta (see DirectResult)
+}
+
+// maxNotes caps the notes of one run; the rest are counted, not kept.
+const maxNotes = 16
+
+// note records a sentence for the model (a line in the run's logs, or a
+// direct call's note). Identical sentences are kept once.
+func (r *run) note(s string) {
+	s = sandbox.Cap(s, 512)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.notes {
+		if n == s {
+			return
+		}
+	}
+	if len(r.notes) >= maxNotes {
+		r.dropped++
+		return
+	}
+	r.notes = append(r.notes, s)
+}
+
+// logNotes returns the run's notes as log lines.
+func (r *run) logNotes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.notes) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(r.notes)+1)
+	for _, n := range r.notes {
+		out = append(out, "[sandcall] "+n)
+	}
+	if r.dropped > 0 {
+		out = append(out, fmt.Sprintf("[sandcall] %d more notes like these were left out", r.dropped))
+	}
+	return out
+}
+
+func (r *run) setMeta(k string, v any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.meta == nil {
+		r.meta = make(map[string]any)
+	}
+	r.meta[k] = v
 }
 
 func (r *run) init() {
@@ -198,14 +310,28 @@ const (
 )
 
 // Call implements sandbox.Host.
+//
+// Every error it returns is an *sandbox.Error completed by WithDefaults: it
+// has a hint (a default per code when the tool gave none) and, for tool
+// errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
 	seq := int(r.seq.Add(1))
 	t0 := time.Now()
 	// The guest chose name: it is capped and cleaned before it reaches a
 	// message or an audit record, whichever way the call ends.
-	rec := auditCall{seq: seq, tool: safeName(name)}
+	rec := auditCall{seq: seq, tool: safeName(name), attempt: 1}
 	defer func() {
-		e := sandbox.AsError(err, sandbox.EToolFailed)
+		var e *sandbox.Error
+		if err != nil {
+			e = sandbox.AsError(err, sandbox.EToolFailed).WithDefaults()
+			if len(e.Message) > sandbox.MaxMessageBytes || len(e.Hint) > sandbox.MaxMessageBytes {
+				c := *e
+				c.Message = sandbox.Cap(c.Message, sandbox.MaxMessageBytes)
+				c.Hint = sandbox.Cap(c.Hint, sandbox.MaxMessageBytes)
+				e = &c
+			}
+			res, err = nil, e
+		}
 		rec.err = e
 		rec.resultBytes = len(res)
 		rec.dur = time.Since(t0)
@@ -218,11 +344,19 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
 			Hint:    "Batch the work into fewer calls, or filter before calling."}
 	}
-	t, ok := r.b.catalog.Lookup(name)
+	t, alias, ok := r.b.catalog.Resolve(name)
 	if !ok {
 		rec.decision = "unknown"
 		return nil, unknownTool(name)
 	}
+	if alias.Name != "" {
+		rec.alias = alias.Name
+		if !alias.Live(r.b.now()) {
+			rec.decision = "unknown"
+			return nil, renamedTool(alias.Name, t.Name)
+		}
+	}
+	rec.tool = t.Name
 	rec.known = true
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -263,36 +397,146 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "approved"
 	}
 
-	if err := r.sem.Acquire(ctx, 1); err != nil {
-		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
-	}
-	defer r.sem.Release(1)
-
-	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
-	defer cancel()
-	res, err = r.b.dispatch(context.WithValue(cctx, callInfoKey{}, info), t, args)
-	if err != nil {
-		if ctx.Err() != nil { // the run ended, not the tool
-			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
-		}
-		if cctx.Err() != nil {
-			return nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name, Retryable: true,
-				Message: fmt.Sprintf("tool %s did not answer within %s", t.Name, r.b.timeout),
-				Hint:    "Try again later, or ask for less data."}
-		}
-		return nil, err
+	res, e := r.dispatchRetrying(ctx, t, args, info, &rec)
+	if e != nil {
+		return nil, e
 	}
 	budget := t.OutputBudget
 	if budget <= 0 {
 		budget = r.b.maxOutput
 	}
 	if len(res) > budget {
-		n := len(res)
-		return nil, &sandbox.Error{Code: sandbox.EOutputLimit, Tool: t.Name,
-			Message: fmt.Sprintf("tool %s returned %d bytes, over its %d-byte output budget", t.Name, n, budget),
-			Hint:    "Ask for less: narrow the arguments or paginate."}
+		if res, e = r.cut(t, res, budget, &rec); e != nil {
+			return nil, e
+		}
+	}
+	if alias.Name != "" {
+		res = r.deprecated(t, alias, res)
 	}
 	return res, nil
+}
+
+// dispatchRetrying runs the handler, and again after a transient failure of
+// an idempotent tool: at most b.retries more times, after a jittered
+// backoff, never past ctx's deadline. The call holds an in-flight slot only
+// while its handler runs, not while it waits to retry, so a backoff never
+// blocks the run's other calls. The policy decided once, for the logical
+// call, and the call counts once against the run's limits; each failed
+// attempt that is retried gets its own audit record (with its attempt
+// number), and the retries are counted in CallStats.Retries.
+func (r *run) dispatchRetrying(ctx context.Context, t *tools.Tool, args json.RawMessage, info *CallInfo, rec *auditCall) (json.RawMessage, *sandbox.Error) {
+	retry := t.Effects.Idempotent && r.b.retries > 0
+	for attempt := 1; ; attempt++ {
+		rec.attempt = attempt
+		var a0 time.Time
+		if retry { // timed for the audit record of a failed attempt
+			a0 = time.Now()
+		}
+		res, e := r.attempt(ctx, t, args, info)
+		if e == nil {
+			return res, nil
+		}
+		if !retry || attempt > r.b.retries || !e.Retryable || e.Code != sandbox.EToolFailed {
+			return nil, e
+		}
+		wait := r.b.retryWait(attempt)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			return nil, e // no time left to try again
+		}
+		failed := *rec
+		failed.err, failed.dur = e.WithDefaults(), time.Since(a0)
+		r.auditRecord(failed)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+		case <-timer.C:
+		}
+		r.mu.Lock()
+		r.stats.Retries++
+		r.mu.Unlock()
+	}
+}
+
+// retryWait is the jittered wait before retry number attempt (1-based):
+// backoff·4^(attempt-1), scaled by a random 50-100 %.
+func (b *Broker) retryWait(attempt int) time.Duration {
+	d := b.backoff << (2 * (attempt - 1))
+	if d <= 0 || d > time.Minute {
+		d = time.Minute
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// attempt runs the handler once, in an in-flight slot, under the per-call
+// timeout.
+func (r *run) attempt(ctx context.Context, t *tools.Tool, args json.RawMessage, info *CallInfo) (json.RawMessage, *sandbox.Error) {
+	if err := r.sem.Acquire(ctx, 1); err != nil {
+		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	}
+	defer r.sem.Release(1)
+	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
+	defer cancel()
+	res, e := r.b.dispatch(context.WithValue(cctx, callInfoKey{}, info), t, args)
+	if e != nil {
+		if ctx.Err() != nil { // the run ended, not the tool
+			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+		}
+		if cctx.Err() != nil {
+			return nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name, Retryable: true,
+				Reason:  sandbox.ReasonTransient,
+				Message: fmt.Sprintf("tool %s did not answer within %s", t.Name, r.b.timeout),
+				Hint:    "Try again later, or ask for less data."}
+		}
+		return nil, e
+	}
+	return res, nil
+}
+
+// cut cuts a result over budget by whole items (see truncate.go), or
+// returns E_OUTPUT_LIMIT when it cannot. A program's object result gets
+// the markers in band; every cut is noted for the model.
+func (r *run) cut(t *tools.Tool, res json.RawMessage, budget int, rec *auditCall) (json.RawMessage, *sandbox.Error) {
+	n := len(res)
+	out, c, ok := cutRows(res, budget, r.caller == tools.Code)
+	if !ok {
+		return nil, &sandbox.Error{Code: sandbox.EOutputLimit, Tool: t.Name,
+			Message: fmt.Sprintf("tool %s returned %d bytes, over its %d-byte output budget, and the result cannot be cut by whole items", t.Name, n, budget),
+			Hint:    "Ask for less: narrow the arguments or paginate."}
+	}
+	rec.omitted = c.Omitted
+	r.mu.Lock()
+	r.stats.Truncated++
+	r.mu.Unlock()
+	what := "items"
+	if c.Field != "" {
+		what = "items of " + strconv.Quote(safeName(c.Field))
+	}
+	r.note(fmt.Sprintf("tool %s returned %d bytes, over its %d-byte output budget: kept the first %d %s, left out %d. Narrow the arguments or paginate to see the rest.",
+		t.Name, n, budget, c.Kept, what, c.Omitted))
+	if r.caller == tools.Direct {
+		r.setMeta("truncated", map[string]any{"field": c.Field, "kept": c.Kept, "omitted": c.Omitted})
+	}
+	return out, nil
+}
+
+// deprecated marks the result of a call made by a live alias: the model
+// is told the replacement in a note (a line of the run's logs, a direct
+// call's note and _meta), and a program's object result also gets a
+// next_action key, unless it has one.
+func (r *run) deprecated(t *tools.Tool, a tools.Alias, res json.RawMessage) json.RawMessage {
+	next := fmt.Sprintf("Call %s instead of %s: %s is a deprecated name that stops working after %s.",
+		t.Name, a.Name, a.Name, a.Until.UTC().Format(time.RFC3339))
+	r.note(next)
+	if r.caller == tools.Direct {
+		r.setMeta("next_action", next)
+		return res
+	}
+	if out, ok := addKey(res, "next_action", next); ok {
+		return out
+	}
+	return res
 }
 
 // authorize asks the authorizer; a panic denies (and is logged), since the
@@ -310,7 +554,7 @@ func (b *Broker) authorize(ctx context.Context, info *CallInfo) (d Decision) {
 
 // dispatch runs the handler, turning a panic or a bare Go error into an
 // *sandbox.Error that leaks nothing.
-func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessage) (res json.RawMessage, err error) {
+func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessage) (res json.RawMessage, err *sandbox.Error) {
 	defer func() {
 		if p := recover(); p != nil {
 			b.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
@@ -318,11 +562,11 @@ func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessa
 				Message: "tool " + t.Name + " failed with an internal error"}
 		}
 	}()
-	res, err = t.Handler(ctx, args)
-	if err != nil {
+	res, herr := t.Handler(ctx, args)
+	if herr != nil {
 		var e *sandbox.Error
-		if !errors.As(err, &e) {
-			b.log.Warn("tool failed", "tool", t.Name, "err", err.Error())
+		if !errors.As(herr, &e) {
+			b.log.Warn("tool failed", "tool", t.Name, "err", herr.Error())
 			e = &sandbox.Error{Code: sandbox.EToolFailed, Message: "tool " + t.Name + " failed"}
 		}
 		if e.Tool == "" {
@@ -341,6 +585,9 @@ func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessa
 type auditCall struct {
 	logArgs     bool
 	seq         int
+	attempt     int    // 1 unless the call was retried
+	alias       string // the deprecated name the call used, if any
+	omitted     int    // items left out of a cut result
 	tool        string
 	known       bool
 	decision    string
@@ -388,6 +635,12 @@ func (r *run) finishCall(a auditCall) {
 		}
 		r.b.obs.ObserveCall(tool, string(r.caller), [...]string{"ok", "failed", "denied"}[o], a.dur)
 	}
+	r.auditRecord(a)
+}
+
+// auditRecord writes the audit record of a call, or of one failed attempt
+// of a call that is retried.
+func (r *run) auditRecord(a auditCall) {
 	if !r.b.audit.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
@@ -395,7 +648,7 @@ func (r *run) finishCall(a auditCall) {
 	if a.err != nil {
 		code = string(a.err.Code)
 	}
-	attrs := make([]slog.Attr, 0, 14)
+	attrs := make([]slog.Attr, 0, 17)
 	attrs = append(attrs,
 		slog.String("run_id", r.id),
 		slog.Int("seq", a.seq),
@@ -409,7 +662,14 @@ func (r *run) finishCall(a auditCall) {
 		slog.String("args_sha256", hashArgs(a.args)),
 		slog.Int("result_bytes", a.resultBytes),
 		slog.String("tier", r.tier),
+		slog.Int("attempt", a.attempt),
 	)
+	if a.alias != "" {
+		attrs = append(attrs, slog.String("alias", a.alias))
+	}
+	if a.omitted > 0 {
+		attrs = append(attrs, slog.Int("omitted", a.omitted))
+	}
 	if a.logArgs && a.args != nil {
 		attrs = append(attrs, slog.String("args", sandbox.Cap(string(RedactJSON(a.args)), MaxLoggedArgsBytes)))
 	}
@@ -495,6 +755,13 @@ func unknownTool(name string) *sandbox.Error {
 	return &sandbox.Error{Code: sandbox.EToolUnknown, Tool: safeName(name),
 		Message: fmt.Sprintf("no tool named %q is available", safeName(name)),
 		Hint:    "Call only the tools listed in run_code's description (tools.<name>), or find one with search_tools."}
+}
+
+// renamedTool is the error of a call by an alias whose window has ended.
+func renamedTool(old, name string) *sandbox.Error {
+	return &sandbox.Error{Code: sandbox.EToolUnknown, Tool: old,
+		Message: fmt.Sprintf("tool %q was renamed to %q; the old name no longer works", old, name),
+		Hint:    fmt.Sprintf("Call %s instead (tools.%s(args) in a program), with the same arguments.", name, name)}
 }
 
 // safeName caps and cleans a guest-supplied tool name for messages and logs.

@@ -1,13 +1,18 @@
 package bindings
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
@@ -33,18 +38,33 @@ type RunnerConfig struct {
 	// Modules keeps WebAssembly modules by hash for RunRequest.ModuleSHA256.
 	// If nil, a store of 64 MiB.
 	Modules *ModuleStore
+	// KeepResultBytes is the largest result kept whole when it is over the
+	// result budget (Limits.MaxResultBytes): the Result then shows its first
+	// page and carries the rest in Result.Whole, for paging. If zero,
+	// sandbox.MaxKeptResultBytes (8 MiB, also the ceiling); if negative,
+	// a result over the budget fails with E_OUTPUT_LIMIT.
+	KeepResultBytes int
+	// KeepLogBytes is how much console output is kept when the logs are
+	// over their budget (Limits.MaxLogBytes): the Result then shows what
+	// fits and carries the whole in Result.WholeLogs, for paging. The
+	// engine's flood guard moves with it (E_OUTPUT_LIMIT 1 MiB past it). If
+	// zero, sandbox.MaxKeptLogBytes (1 MiB, also the ceiling); if negative,
+	// output past the budget is dropped.
+	KeepLogBytes int
 }
 
 // Runner runs programs for run_code and the CLI: it resolves limits, binds
 // the tools the policy exposes to code, runs the program under a deadline
 // with a per-run Host from the broker, and assembles the Result.
 type Runner struct {
-	broker *Broker
-	exec   sandbox.Executor
-	limits sandbox.Limits
-	langs  []sandbox.Language
-	tier   string
-	mods   *ModuleStore
+	broker   *Broker
+	exec     sandbox.Executor
+	limits   sandbox.Limits
+	langs    []sandbox.Language
+	tier     string
+	mods     *ModuleStore
+	keep     int // Job.KeepResultBytes
+	keepLogs int
 }
 
 // NewRunner returns a Runner for cfg.
@@ -64,8 +84,22 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if mods == nil {
 		mods = NewModuleStore(0)
 	}
-	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods,
-		langs: append([]sandbox.Language(nil), langs...)}, nil
+	keep := cfg.KeepResultBytes
+	switch {
+	case keep == 0 || keep > sandbox.MaxKeptResultBytes:
+		keep = sandbox.MaxKeptResultBytes
+	case keep < 0:
+		keep = 0
+	}
+	keepLogs := cfg.KeepLogBytes
+	switch {
+	case keepLogs == 0 || keepLogs > sandbox.MaxKeptLogBytes:
+		keepLogs = sandbox.MaxKeptLogBytes
+	case keepLogs < 0:
+		keepLogs = 0
+	}
+	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods, keep: keep,
+		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...)}, nil
 }
 
 // Limits returns the operator's ceiling.
@@ -89,14 +123,134 @@ type RunRequest struct {
 	// ModuleSHA256 names a WebAssembly module the server already holds
 	// (one sent before in Program.Module), when Program.Module is empty.
 	ModuleSHA256 string
-	// Progress, if set, is called after each tool call completes, with the
-	// counts so far. It is called from the goroutine that made the call and
-	// must not block.
-	Progress func(sandbox.CallStats)
+	// Progress, if set, is called when a tool call starts, when one
+	// finishes and when the program stores a value with progress(value),
+	// with a snapshot of the run. It is called from the goroutine where
+	// that happened, possibly from several at once, and must not block.
+	Progress func(RunProgress)
 	// Approver asks a person about calls whose policy rule requires an
 	// approval. If nil, such calls are denied. Approvals wait within the
 	// run's own time limit.
 	Approver Approver
+	// WholeResult returns a result that is over the result budget (up to
+	// RunnerConfig.KeepResultBytes) whole in Result.Result instead of cut
+	// into a first page, and logs over their budget (up to
+	// RunnerConfig.KeepLogBytes) whole in Result.Logs: for local callers,
+	// like the CLI, that print them rather than hand them to a model.
+	WholeResult bool
+}
+
+// RunProgress is a snapshot of a run in progress (RunRequest.Progress).
+type RunProgress struct {
+	// Seq orders snapshots: snapshots may reach the callback out of order
+	// from several goroutines, and the one with the largest Seq is the
+	// newest.
+	Seq uint64
+	// Calls counts the calls finished so far.
+	Calls sandbox.CallStats
+	// InFlight counts the calls started and not finished: waiting for
+	// authorization, an approval, an in-flight slot or the tool itself.
+	InFlight int
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+	// Partials counts the values stored with progress(value) so far, and
+	// PartialBytes is the size of the latest one.
+	Partials     int
+	PartialBytes int
+}
+
+// runHost is the Host a program runs against: the broker's per-run state,
+// which authorizes and performs each call, plus what the runner tracks for
+// progress reports and partial results.
+type runHost struct {
+	*run
+	report func(RunProgress)
+
+	inflight atomic.Int64
+
+	mu       sync.Mutex // guards seq, partial and partials
+	seq      uint64
+	partial  json.RawMessage
+	partials int
+}
+
+var (
+	_ sandbox.Host        = (*runHost)(nil)
+	_ sandbox.PartialSink = (*runHost)(nil)
+)
+
+// Call implements sandbox.Host, counting the call in flight around the
+// broker's path. When ctx ends first (the run was cancelled or timed out)
+// and the call has not returned abandonGrace later, Call returns
+// E_CANCELLED rather than wait for a tool handler that does not honour its
+// context: the engine waits for its calls before it reports, and a run must
+// end promptly whatever its tools do. Such a call finishes in the
+// background; it is audited when it returns, too late to be counted in the
+// Result.
+func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	h.inflight.Add(1)
+	h.notify()
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := h.run.Call(ctx, tool, args)
+		h.inflight.Add(-1)
+		h.notify()
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-ctx.Done():
+		// A handler that honours its context returns within microseconds:
+		// wait a little, so that its call is counted.
+		t := time.NewTimer(abandonGrace)
+		defer t.Stop()
+		select {
+		case a := <-ch:
+			return a.res, a.err
+		case <-t.C:
+			h.b.log.Warn("a tool call did not return after its run ended; not waiting for it",
+				"run_id", h.id, "tool", safeName(tool))
+			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+		}
+	}
+}
+
+// abandonGrace is how long a call may take to return once its run has
+// ended before the run stops waiting for it.
+const abandonGrace = 50 * time.Millisecond
+
+// Partial implements sandbox.PartialSink: the last value stored wins.
+func (h *runHost) Partial(value json.RawMessage) {
+	h.mu.Lock()
+	h.partial = bytes.Clone(value)
+	h.partials++
+	h.mu.Unlock()
+	h.notify()
+}
+
+// lastPartial returns the last value stored, or nil.
+func (h *runHost) lastPartial() json.RawMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.partial
+}
+
+// notify reports a snapshot, if anyone listens.
+func (h *runHost) notify() {
+	if h.report == nil {
+		return
+	}
+	h.mu.Lock()
+	h.seq++
+	p := RunProgress{Seq: h.seq, Calls: h.snapshot(), InFlight: int(h.inflight.Load()),
+		Elapsed: time.Since(h.start), Partials: h.partials, PartialBytes: len(h.partial)}
+	h.mu.Unlock()
+	h.report(p)
 }
 
 // Run runs one program and always returns a Result; a failed program is a
@@ -105,9 +259,8 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	start := time.Now()
 	id := newRunID()
 	lim := r.requestLimits(req.Limits)
-	h := &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
-		limits: lim, start: start, progress: req.Progress,
-		approver: req.Approver, tier: r.tier}
+	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
+		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
 	h.init()
 	if req.Principal.ID == "" {
 		h.principal = LocalPrincipal
@@ -125,11 +278,22 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 			req.Program.Language = sandbox.JavaScript
 		}
 		bound := r.broker.Exposed(tools.Code, h.principal)
-		names := make([]string, len(bound))
-		for i, t := range bound {
-			names[i] = t.Name
+		names := make([]string, 0, len(bound))
+		for _, t := range bound {
+			names = append(names, t.Name)
 		}
-		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: lim, Tools: names}
+		// Deprecated aliases are bound too (never listed), so a program
+		// written against an old name keeps working through its window
+		// and afterwards gets E_TOOL_UNKNOWN naming the new one.
+		for _, t := range bound {
+			for _, a := range t.Aliases {
+				names = append(names, a.Name)
+			}
+		}
+		// The engine keeps logs up to the keep; the budget applies below.
+		jobLim := lim
+		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
+		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.
@@ -150,14 +314,127 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		Tier:       r.tier,
 		Error:      out.Err,
 	}
+	// The broker's notes (a cut tool output, a deprecated name) follow
+	// the program's own logs.
+	res.Logs = append(res.Logs, h.logNotes()...)
 	if res.Logs == nil {
 		res.Logs = []string{}
 	}
 	if !res.OK || len(res.Result) == 0 {
 		res.Result = json.RawMessage("null")
 	}
+	if !res.OK {
+		// What the program saved of its work is reported with the error.
+		res.Partial = out.Partial
+		if res.Partial == nil {
+			res.Partial = h.lastPartial()
+		}
+	}
+	if res.OK && len(res.Result) > lim.MaxResultBytes && !req.WholeResult {
+		cutResult(res, lim.MaxResultBytes)
+	}
+	if !req.WholeResult {
+		cutLogs(res, lim.MaxLogBytes)
+	}
 	r.auditRun(res, h.principal)
 	return res
+}
+
+// cutResult replaces a result over its budget of max bytes with its first
+// page: a JSON string holding the longest prefix of its compact JSON (cut
+// at a character boundary) whose encoding fits in max bytes. The whole
+// result moves to res.Whole.
+func cutResult(res *sandbox.Result, max int) {
+	whole := res.Result
+	n := prefixFitting(whole, max)
+	page, _ := marshalString(whole[:n])
+	for len(page) > max && n > 0 { // prefixFitting's count is exact; this is a guard
+		n = utf8Floor(whole, n*9/10)
+		page, _ = marshalString(whole[:n])
+	}
+	res.Whole = whole
+	res.Result = page
+	res.Truncated = true
+	res.OutputBytes = len(whole)
+	res.OutputNextOffset = n
+}
+
+// cutLogs cuts logs over their budget of max bytes as the engines do
+// (entries that fit, then the start of the next one at a character
+// boundary) and keeps the whole output, one entry per line, in
+// res.WholeLogs.
+func cutLogs(res *sandbox.Result, max int) {
+	total := 0
+	for _, e := range res.Logs {
+		total += len(e)
+	}
+	if total <= max {
+		return
+	}
+	var kept []string
+	used := 0
+	for _, e := range res.Logs {
+		if used+len(e) <= max {
+			kept = append(kept, e)
+			used += len(e)
+			continue
+		}
+		if room := max - used; room > 0 {
+			kept = append(kept, e[:utf8Floor([]byte(e), room)])
+		}
+		break
+	}
+	whole := strings.Join(res.Logs, "\n")
+	res.WholeLogs = []byte(whole)
+	res.LogsBytes = len(whole)
+	res.LogsNextOffset = len(strings.Join(kept, "\n"))
+	res.Logs = kept
+	res.Truncated = true
+}
+
+// prefixFitting returns the length of the longest prefix of b, ending at a
+// character boundary, whose JSON string encoding (quotes included, no HTML
+// escaping) takes at most max bytes.
+func prefixFitting(b []byte, max int) int {
+	size := 2 // the quotes
+	i := 0
+	for i < len(b) {
+		c, w := utf8.DecodeRune(b[i:])
+		var enc int
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			enc = 2
+		case c < 0x20 || c == 0x2028 || c == 0x2029 || (c == utf8.RuneError && w == 1):
+			enc = 6
+		default:
+			enc = w
+		}
+		if size+enc > max {
+			break
+		}
+		size += enc
+		i += w
+	}
+	return i
+}
+
+// utf8Floor moves n back to the start of a character of b.
+func utf8Floor(b []byte, n int) int {
+	for n > 0 && n < len(b) && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return n
+}
+
+// marshalString is the JSON string encoding of b, without HTML escaping.
+func marshalString(b []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(string(b)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // resolveModule keeps a submitted module by hash, or finds the one named by
@@ -249,7 +526,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
 		slog.Float64("duration_ms", res.DurationMS),
 		slog.Int("calls", res.Calls.Total),
 		slog.String("tier", res.Tier),
-		slog.Int("result_bytes", len(res.Result)),
+		slog.Int("result_bytes", max(len(res.Result), len(res.Whole))),
 	)
 }
 

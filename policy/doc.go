@@ -27,6 +27,8 @@
 //	    rate: {calls: 10, per: 1m}   # token bucket per principal and rule
 //	    require_approval: true       # a person must approve each call
 //	    log_args: true               # the arguments may be logged in clear
+//	    pin: true                    # list as a direct MCP tool even when the
+//	                                 # catalog is too large to list (Pinned)
 //
 // Keys are strict: an unknown key, a duplicate key, a bad glob, an unknown
 // caller or an expression that does not type-check is an error, reported as

@@ -125,6 +125,7 @@ type rawRule struct {
 	Rate            *located[rawRate]  `yaml:"rate"`
 	RequireApproval bool               `yaml:"require_approval"`
 	LogArgs         bool               `yaml:"log_args"`
+	Pin             bool               `yaml:"pin"`
 }
 
 type rawMatch struct {
@@ -382,6 +383,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		r.allowReason = "allowed by " + r.id
 		r.approval = rr.RequireApproval
 		r.logArgs = rr.LogArgs
+		r.pin = rr.Pin
 		c.rules = append(c.rules, r)
 	}
 	return c

@@ -197,6 +197,7 @@ type rule struct {
 	rate          *rateSpec
 	approval      bool
 	logArgs       bool
+	pin           bool // served directly even in a large catalog (Pinned)
 }
 
 // metaMatch matches tool metadata; a nil field matches anything.
@@ -333,6 +334,16 @@ func (c *Checker) Exposes(tool string, meta ToolMeta, caller string, _ Principal
 	}
 	cs, _ := c.callersFor(c.find(tool, &meta), &meta)
 	return cs&bit != 0
+}
+
+// Pinned reports whether the rule that selects the tool (the first, by
+// name, glob and metadata) sets pin: true. A server whose catalog is over
+// its list threshold serves only pinned tools as direct MCP tools (the rest
+// stay reachable from code and through search_tools); pinning does not
+// expose a tool to a caller its rule does not allow.
+func (c *Checker) Pinned(tool string, meta ToolMeta) bool {
+	r := c.find(tool, &meta)
+	return r != nil && r.pin
 }
 
 // Decide decides one call. It never panics on any input and denies on any

@@ -67,6 +67,87 @@ type Error struct {
 	AllowedValues []any `json:"allowed_values,omitempty"`
 	// Rule names the policy rule that decided a denial (E_TOOL_DENIED).
 	Rule string `json:"rule,omitempty"`
+	// Reason says, for a tool error, which kind of failure it is: one of
+	// ReasonInvalidInput, ReasonTransient, ReasonUnavailable and
+	// ReasonDenied, or empty for any other failure. It refines Code without
+	// adding codes: E_TOOL_FAILED is either transient (worth retrying),
+	// unavailable (the data does not exist: do not retry, do not guess) or a
+	// plain failure. See WithDefaults.
+	Reason string `json:"reason,omitempty"`
+}
+
+// The reasons of a tool error (Error.Reason).
+const (
+	ReasonInvalidInput = "invalid_input" // the arguments are wrong (E_TOOL_ARGS)
+	ReasonTransient    = "transient"     // may succeed if made again (retryable E_TOOL_FAILED)
+	ReasonUnavailable  = "unavailable"   // the data does not exist or is not available (E_TOOL_FAILED)
+	ReasonDenied       = "denied"        // the policy or a person refused the call (E_TOOL_DENIED)
+)
+
+// defaultHints is the hint of an error that carries none (WithDefaults).
+var defaultHints = map[Code]string{
+	ESyntax:        "Fix the syntax error at the reported line, then run the program again.",
+	EGuestError:    "Catch the exception, or fix the code that threw it.",
+	ETimeout:       "Make the program do less work, or raise timeout_ms up to the server's maximum.",
+	EMemory:        "Keep less data in memory: filter or aggregate as you go.",
+	EStack:         "Replace deep recursion with a loop.",
+	ESourceLimit:   "Send a shorter program.",
+	EOutputLimit:   "Return or ask for less: filter, aggregate, narrow the arguments or paginate.",
+	EUnsettled:     "Await every promise the program creates, and make sure each one settles.",
+	EResultInvalid: "Return plain JSON data: objects, arrays, strings, finite numbers, booleans and null.",
+	EToolUnknown:   "Call only the tools listed in run_code's description (tools.<name>), or find one with search_tools.",
+	EToolArgs:      "Check the arguments against the tool's input schema (describe_tools shows it).",
+	EToolDenied:    "Do not retry this call; the policy does not allow it. Ask the user if it is needed.",
+	EToolCallLimit: "Make fewer calls: batch the work, or filter before calling.",
+	EToolFailed:    "Check the arguments; if they are right, the tool itself failed: report it rather than retrying.",
+	EModuleInvalid: "Send a valid WebAssembly module built for the sandcall host ABI.",
+	EModuleLimit:   "Send a smaller module, or one that needs fewer resources.",
+	ECancelled:     "The run was cancelled; run it again only if the user still wants it.",
+	EWorkerCrashed: "Run the program again; if it crashes again, make it use less memory or fewer resources.",
+	EBusy:          "The server is busy; try again shortly.",
+	EInternal:      "This is a bug in sandcall; try again, and report it if it persists.",
+}
+
+// transientHint is the default hint of a retryable error.
+const transientHint = "This failure is transient: try the call again later."
+
+// WithDefaults returns e completed for a caller: a Reason derived from Code
+// and Retryable when e has none (E_TOOL_ARGS: invalid_input; E_TOOL_DENIED:
+// denied; a retryable E_TOOL_FAILED: transient), and a default Hint for its
+// code when e has none. e itself is never modified (a tool may return a
+// shared error value); e is returned as is when nothing is missing. A nil e
+// gives nil.
+func (e *Error) WithDefaults() *Error {
+	if e == nil {
+		return nil
+	}
+	reason := e.Reason
+	if reason == "" {
+		switch {
+		case e.Code == EToolArgs:
+			reason = ReasonInvalidInput
+		case e.Code == EToolDenied:
+			reason = ReasonDenied
+		case e.Code == EToolFailed && e.Retryable:
+			reason = ReasonTransient
+		}
+	}
+	hint := e.Hint
+	if hint == "" {
+		hint = defaultHints[e.Code]
+		if e.Retryable {
+			hint = transientHint
+		}
+		if hint == "" {
+			hint = defaultHints[EInternal]
+		}
+	}
+	if reason == e.Reason && hint == e.Hint {
+		return e
+	}
+	c := *e
+	c.Reason, c.Hint = reason, hint
+	return &c
 }
 
 // Sentinels for errors.Is.

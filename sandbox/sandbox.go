@@ -123,6 +123,33 @@ type Job struct {
 	// tools are bound; tools.call(name, args) still reaches the host, which
 	// decides.
 	Tools []string
+	// KeepResultBytes, when larger than Limits.MaxResultBytes, lets a result
+	// of up to KeepResultBytes of compact JSON come back whole in
+	// Outcome.Value, for the caller to cut and page (see Result.OutputRef);
+	// only a larger one fails with E_OUTPUT_LIMIT. If zero (or not larger),
+	// a result over Limits.MaxResultBytes fails with E_OUTPUT_LIMIT. It
+	// never exceeds MaxKeptResultBytes.
+	KeepResultBytes int
+}
+
+// MaxKeptResultBytes is the largest result an engine hands back whole
+// (Job.KeepResultBytes): a result over its budget but within this is cut
+// for the model and kept for paging; anything larger is E_OUTPUT_LIMIT.
+const MaxKeptResultBytes = 8 << 20
+
+// MaxKeptLogBytes is the most console output a runner keeps for paging
+// when the logs are over their budget.
+const MaxKeptLogBytes = 1 << 20
+
+// ResultCap is the largest compact JSON result an engine accepts for job:
+// Limits.MaxResultBytes, or KeepResultBytes (at most MaxKeptResultBytes)
+// when that is larger.
+func (j *Job) ResultCap() int {
+	c := j.Limits.Resolve().MaxResultBytes
+	if k := min(j.KeepResultBytes, MaxKeptResultBytes); k > c {
+		c = k
+	}
+	return c
 }
 
 // Host is the guest's only way out of the sandbox. An engine calls it for
@@ -145,6 +172,10 @@ type Outcome struct {
 	Logs []string
 	// LogsTruncated is true when console output went past its budget.
 	LogsTruncated bool
+	// Partial is the compact JSON of the last value the program stored with
+	// progress(value) (nil if it stored none), whether or not the run
+	// succeeded.
+	Partial json.RawMessage
 	// Err is nil on success.
 	Err *Error
 }
@@ -154,13 +185,21 @@ type Executor interface {
 	Execute(ctx context.Context, job *Job, host Host) *Outcome
 }
 
-// CallStats counts the tool calls of one run.
+// CallStats counts the tool calls of one run. Total, OK, Failed, Denied and
+// ByTool count logical calls: a call the broker retried counts once, by its
+// final outcome.
 type CallStats struct {
 	Total  int            `json:"total"`
 	OK     int            `json:"ok"`
 	Failed int            `json:"failed"`
 	Denied int            `json:"denied"`
 	ByTool map[string]int `json:"by_tool"`
+	// Retries counts the extra attempts the broker made after transient
+	// failures of idempotent tools (zero when no call was retried).
+	Retries int `json:"retries"`
+	// Truncated counts the calls whose output was over its budget and was
+	// cut by whole items (the run's logs name each one).
+	Truncated int `json:"truncated"`
 }
 
 // Result is the structured output of run_code (DESIGN.md §3) and of
@@ -177,6 +216,34 @@ type Result struct {
 	// "process+rlimits+userns+netns+seccomp" (see `sandcall doctor`).
 	Tier  string `json:"tier,omitempty"`
 	Error *Error `json:"error,omitempty"`
+	// Partial is the last value the program stored with progress(value),
+	// reported when the run failed (E_TIMEOUT, E_CANCELLED, ...) so that the
+	// work done is not lost. Omitted on success and when none was stored.
+	Partial json.RawMessage `json:"partial,omitempty"`
+	// OutputRef is set when the result was over its budget (Truncated is
+	// then true): Result holds the first page of the result's compact JSON
+	// as a string, and read_output(OutputRef, offset) returns the rest.
+	OutputRef string `json:"output_ref,omitempty"`
+	// OutputBytes is the size of the whole result's compact JSON when it was
+	// cut, and OutputNextOffset the byte offset where the page in Result
+	// ends (where read_output should go on).
+	OutputBytes      int `json:"output_bytes,omitempty"`
+	OutputNextOffset int `json:"output_next_offset,omitempty"`
+	// Whole is the whole compact JSON of a result that was cut, for the
+	// server to keep under OutputRef. It is never serialized.
+	Whole json.RawMessage `json:"-"`
+	// LogsRef is set when the logs were over their budget (Truncated is then
+	// true): Logs holds the entries that fit, the last one possibly cut, and
+	// read_output(LogsRef, offset) returns the whole console output (up to
+	// MaxKeptLogBytes) as text, one entry per line. LogsBytes is that
+	// text's size, LogsNextOffset the byte offset where what Logs shows
+	// ends.
+	LogsRef        string `json:"logs_ref,omitempty"`
+	LogsBytes      int    `json:"logs_bytes,omitempty"`
+	LogsNextOffset int    `json:"logs_next_offset,omitempty"`
+	// WholeLogs is that text, for the server to keep under LogsRef. It is
+	// never serialized.
+	WholeLogs []byte `json:"-"`
 }
 
 // LogSink is implemented by hosts that want console output as it happens.
@@ -185,4 +252,14 @@ type Result struct {
 // way, so a worker that dies still leaves its logs.
 type LogSink interface {
 	Log(entry string)
+}
+
+// PartialSink is implemented by hosts that want the values a program stores
+// with progress(value) as they are stored. Engines call Partial with the
+// compact JSON of each value (at most the result budget), from the guest's
+// goroutine; the last one wins. The process tier streams them to the server
+// this way, so a worker killed at its deadline still leaves its partial
+// result.
+type PartialSink interface {
+	Partial(value json.RawMessage)
 }

@@ -84,5 +84,5 @@ func ExampleTransient() {
 	b, _ := json.Marshal(err)
 	fmt.Println(string(b))
 	// Output:
-	// {"code":"E_TOOL_FAILED","message":"the backend is busy","hint":"Try again in a few seconds.","retryable":true,"tool":"fetch"}
+	// {"code":"E_TOOL_FAILED","message":"the backend is busy","hint":"Try again in a few seconds.","retryable":true,"tool":"fetch","reason":"transient"}
 }

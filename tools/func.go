@@ -307,7 +307,8 @@ func toolError(name string, err error) *sandbox.Error {
 	case errors.Is(err, context.Canceled):
 		return &sandbox.Error{Code: sandbox.ECancelled, Message: "the tool call was cancelled", Tool: name}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &sandbox.Error{Code: sandbox.EToolFailed, Message: "the tool call timed out", Retryable: true, Tool: name}
+		return &sandbox.Error{Code: sandbox.EToolFailed, Message: "the tool call timed out", Retryable: true,
+			Reason: sandbox.ReasonTransient, Tool: name}
 	}
 	return &sandbox.Error{Code: sandbox.EToolFailed, Message: sandbox.Cap(err.Error(), MaxErrorTextBytes), Tool: name}
 }
@@ -320,33 +321,42 @@ func ToolError(code sandbox.Code, message, hint string) *sandbox.Error {
 	return sandbox.Errorf(code, hint, message)
 }
 
-// Failed returns an E_TOOL_FAILED error that is not worth retrying.
+// Failed returns an E_TOOL_FAILED error that is not worth retrying (no
+// reason: a plain failure of the tool).
 func Failed(message, hint string) *sandbox.Error {
 	return sandbox.Errorf(sandbox.EToolFailed, hint, message)
 }
 
-// Transient returns a retryable E_TOOL_FAILED error: the call may succeed if
-// made again (a timeout, a rate limit, an unavailable backend). The broker
-// retries transient errors of idempotent tools only.
+// Transient returns a retryable E_TOOL_FAILED error (reason "transient"):
+// the call may succeed if made again (a timeout, a rate limit, an
+// unavailable backend). The broker retries transient errors of idempotent
+// tools only (Effects.Idempotent), with a short backoff; other callers see
+// retryable: true.
 func Transient(message, hint string) *sandbox.Error {
 	e := sandbox.Errorf(sandbox.EToolFailed, hint, message)
 	e.Retryable = true
+	e.Reason = sandbox.ReasonTransient
 	return e
 }
 
-// Unavailable returns an E_TOOL_FAILED error for data that does not exist
-// or is not available (a missing price, an unknown period): not worth
-// retrying, and distinct from an invalid argument (ArgError) and a transient
-// failure (Transient). Never return a zero or empty value in its place.
+// Unavailable returns an E_TOOL_FAILED error with reason "unavailable" for
+// data that does not exist or is not available (a missing price, an
+// unknown period): not worth retrying, and distinct from an invalid
+// argument (ArgError) and a transient failure (Transient). Never return a
+// zero or empty value in its place.
 func Unavailable(message, hint string) *sandbox.Error {
-	return sandbox.Errorf(sandbox.EToolFailed, hint, message)
+	e := sandbox.Errorf(sandbox.EToolFailed, hint, message)
+	e.Reason = sandbox.ReasonUnavailable
+	return e
 }
 
-// ArgError returns an E_TOOL_ARGS error about the argument at path (a JSON
-// pointer such as "/quarter"), for checks a schema cannot express.
+// ArgError returns an E_TOOL_ARGS error (reason "invalid_input") about the
+// argument at path (a JSON pointer such as "/quarter"), for checks a schema
+// cannot express.
 func ArgError(path, message, hint string) *sandbox.Error {
 	e := sandbox.Errorf(sandbox.EToolArgs, hint, message)
 	e.Path = path
+	e.Reason = sandbox.ReasonInvalidInput
 	return e
 }
 

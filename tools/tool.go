@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -25,6 +26,17 @@ type Effects struct {
 	Destructive bool `json:"destructive"`
 	Idempotent  bool `json:"idempotent"`
 	OpenWorld   bool `json:"open_world"`
+	// Declared says the effects were stated on purpose even when every
+	// field above is false (a tool that writes, destroys nothing and may
+	// not be retried). If false, effects with all fields false are taken as
+	// undeclared (see Stated); `sandcall tools lint` warns about those.
+	Declared bool `json:"-"`
+}
+
+// Stated reports whether the effects were declared: Declared, or any
+// field set.
+func (e Effects) Stated() bool {
+	return e.Declared || e.ReadOnly || e.Destructive || e.Idempotent || e.OpenWorld
 }
 
 // Example is a worked example of a call, shown to models.
@@ -33,6 +45,21 @@ type Example struct {
 	Args        json.RawMessage `json:"args"`
 	Result      json.RawMessage `json:"result,omitempty"`
 }
+
+// Alias is a deprecated name of a tool, kept so that programs and clients
+// written against the old name keep working through a stated window.
+type Alias struct {
+	// Name is the old name; it follows the rules of Tool.Name and must not
+	// be the name or alias of any tool in the catalog.
+	Name string
+	// Until is the end of the window in which calls by Name still work. If
+	// zero, the alias is a tombstone: calls by it fail at once with
+	// E_TOOL_UNKNOWN naming the replacement.
+	Until time.Time
+}
+
+// Live reports whether a call by the alias still works at now.
+func (a Alias) Live(now time.Time) bool { return now.Before(a.Until) }
 
 // Handler performs a call. args has already been validated against the
 // tool's input schema. The result is compact JSON. A failure should be a
@@ -65,8 +92,24 @@ type Tool struct {
 	// Source says where the tool came from: "builtin", "local", or an upstream
 	// server's name. If empty, "builtin".
 	Source string
+	// Pos is where the tool is defined, as "file:line", for diagnostics
+	// (`sandcall tools lint`); local script tools set it. If empty, the
+	// definition has no position to show.
+	Pos string
+	// Aliases are deprecated former names of the tool. An alias is never
+	// listed (List, search, run_code's description, tools/list); a call by
+	// it works until its Until and carries a next_action naming Name; after
+	// that it fails with E_TOOL_UNKNOWN whose hint names Name. If empty, the
+	// tool has no other names.
+	Aliases []Alias
 	// Handler performs the call. Required.
 	Handler Handler
+	// DirectRaw says that for Direct callers the handler returns the JSON of
+	// a whole MCP CallToolResult (content, structuredContent, isError), which
+	// the MCP server serves as is; Code callers still get a plain result. A
+	// proxy of another MCP server (package upstream) sets it, so that a model
+	// sees the upstream's answer unchanged. If false, the result is a value.
+	DirectRaw bool
 
 	validator *validator // compiled from InputSchema by Catalog.Add
 }

@@ -3,9 +3,11 @@
 //
 // A failed tool call rejects with a ToolError: an Error with the stable
 // `code` of DESIGN.md §5, a `message`, a `hint` telling how to fix the call
-// (may be empty) and `retryable` (true only for transient failures). When the
+// (never empty for an error from the host) and `retryable` (true only for
+// transient failures). When the
 // host reports them, `tool`, `path` (a JSON pointer into the arguments),
-// `allowed_values` and `rule` are set too. A program may catch it; an uncaught
+// `allowed_values`, `rule` and `reason` ("invalid_input", "transient",
+// "unavailable" or "denied") are set too. A program may catch it; an uncaught
 // ToolError ends the run with its code.
 (function () {
   'use strict';

@@ -25,6 +25,9 @@ type ToolError struct {
 	Rule string `json:"rule,omitempty"`
 	// Tool names the tool called.
 	Tool string `json:"tool,omitempty"`
+	// Reason refines Code: "invalid_input", "transient", "unavailable",
+	// "denied", or empty for any other failure.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (e *ToolError) Error() string {

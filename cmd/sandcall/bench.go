@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/examples/market"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
@@ -111,14 +112,20 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	}
 	tw.Flush()
 	notes = append(notes, wasmRatios(rows)...)
+	if n := marketBytes(ctx); n != "" {
+		notes = append(notes, n)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(e.stdout, n)
 	}
 	return exitOK
 }
 
+// benchBroker serves the demo toolset without the market tools' injected
+// failures: the workloads time the programs, not retry back-offs, and every
+// run's result is checked.
 func benchBroker() (*bindings.Broker, error) {
-	cat, err := tools.NewCatalog(demo.Tools()...)
+	cat, err := tools.NewCatalog(demo.ToolsWith(market.Options{})...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +134,7 @@ func benchBroker() (*bindings.Broker, error) {
 
 // measure runs w n times (after warm-up runs) and summarizes the durations.
 func measure(ctx context.Context, r *bindings.Runner, w demo.Workload, n, warm int, before func()) ([]time.Duration, error) {
-	return measureProgram(ctx, r, w, sandbox.Program{Source: w.Program}, n, warm, before)
+	return measureProgram(ctx, r, w, sandbox.Program{Source: w.Program, Input: w.Input}, n, warm, before)
 }
 
 // measureProgram is measure for w's result and calls, written as prog.
@@ -198,6 +205,7 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 		{"expense", "expense", js.Config{}},
 		{"expense-cold", "expense", js.Config{ProgramCacheSize: -1}},
 		{"fanout", "fanout", js.Config{}},
+		{"market", "market", js.Config{}},
 	} {
 		r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(c.cfg), Tier: "inprocess"})
 		if err != nil {
@@ -347,6 +355,18 @@ func workloadNamed(name string) demo.Workload {
 		}
 	}
 	panic("no workload " + name)
+}
+
+// marketBytes says what the market workload saves: the bytes of raw tool
+// results a one-call-per-turn agent would read against the program's result.
+func marketBytes(ctx context.Context) string {
+	w := workloadNamed("market")
+	d, err := market.MeasureDirect(ctx, market.Tools(market.Options{}), market.Watchlist())
+	if err != nil || len(w.Want) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("market: a one-call-per-turn agent reads %s bytes of raw results (%d calls); the program returns %s bytes (%.0fx less)",
+		comma(int64(d.Bytes)), d.Calls, comma(int64(len(w.Want))), float64(d.Bytes)/float64(len(w.Want)))
 }
 
 // expenseWasmPkg is the Go guest of the expense workload.

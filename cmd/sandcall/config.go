@@ -45,6 +45,11 @@ type fileConfig struct {
 	} `yaml:"limits"`
 	// Workers is the size of the worker pool (--workers).
 	Workers int `yaml:"workers"`
+	// ListThreshold is how many tools run_code's description lists and
+	// serve exposes as MCP tools before it names families and points to
+	// search_tools instead (mcpserver.Config.ListThreshold). If absent, 30;
+	// -1: no threshold.
+	ListThreshold int `yaml:"list_threshold"`
 
 	dir string
 	// parsed durations

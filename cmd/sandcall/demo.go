@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/examples/market"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -21,6 +24,8 @@ import (
 const demoExamples = `  # who went over their Q3 travel budget? one program, 56 tool calls, one small result
   sandcall demo
   sandcall demo expense
+  # a market report on 20 tickers: 63 tool calls, ~500 KB of results, a 3 KB report
+  sandcall demo market
 `
 
 func cmdDemo(ctx context.Context, e *env, args []string) int {
@@ -51,10 +56,9 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	case "expense":
 		return demoExpense(ctx, e, &c)
 	case "market":
-		fmt.Fprintln(e.stderr, "sandcall demo market: not yet available (the market-report toolset comes in a later release)")
-		return exitUsage
+		return demoMarket(ctx, e, &c)
 	default:
-		return usageErr(e, fs, "unknown demo %q: want expense (market is not yet available)", which)
+		return usageErr(e, fs, "unknown demo %q: want expense or market", which)
 	}
 }
 
@@ -63,6 +67,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 // pretty-printed (two-space indent, like JSON.stringify(v, null, 2)).
 type meter struct {
 	calls, compact, pretty atomic.Int64
+	transient              atomic.Int64 // retryable failures returned by the tools
 }
 
 func (m *meter) wrap(ts []*tools.Tool) []*tools.Tool {
@@ -72,6 +77,9 @@ func (m *meter) wrap(ts []*tools.Tool) []*tools.Tool {
 		h := t.Handler
 		c.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 			res, err := h(ctx, args)
+			if se, ok := err.(*sandbox.Error); ok && se.Retryable {
+				m.transient.Add(1)
+			}
 			if err == nil {
 				m.calls.Add(1)
 				m.compact.Add(int64(len(res)))
@@ -127,6 +135,101 @@ func demoExpense(ctx context.Context, e *env, c *common) int {
 			float64(m.compact.Load())/float64(sent), float64(m.compact.Load())/float64(result))
 	}
 	return exitOK
+}
+
+// demoMarket runs the market-report program on the demo watchlist, against
+// the demo toolset (whose get_price_history fails 10% of calls transiently,
+// seeded, for the broker to retry).
+func demoMarket(ctx context.Context, e *env, c *common) int {
+	var m meter
+	runner, closeRunner, err := newRunner(m.wrap(demo.Tools()), c, nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
+		return exitFailure
+	}
+	defer closeRunner()
+	list := market.Watchlist()
+	res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: market.Program, Input: market.WatchlistInput()}})
+	if !res.OK {
+		printError(e.stderr, res.Error)
+		return exitFailure
+	}
+	var rep market.Report
+	if err := json.Unmarshal(res.Result, &rep); err != nil {
+		fmt.Fprintf(e.stderr, "sandcall demo: unexpected result shape: %v\n", err)
+		return exitFailure
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "Market report: %d tickers (last close, one-year return and volatility, top headline; peers of the 3 biggest movers)\n", len(list))
+	if rep.AsOf != nil && rep.Source != nil {
+		fmt.Fprintf(w, "As of %s, %s\n", *rep.AsOf, *rep.Source)
+	}
+	fmt.Fprintln(w)
+	printMarketReport(w, rep)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "The program made %d tool calls (%s) in %s, isolation: %s.\n", res.Calls.Total, byTool(res.Calls.ByTool),
+		time.Duration(res.DurationMS*float64(time.Millisecond)).Round(time.Millisecond/10), res.Tier)
+	fmt.Fprintf(w, "Transient tool failures: %d (10%% of get_price_history calls fail by design, seeded); the broker retried %d; "+
+		"calls that failed for good: %d (listed above).\n", m.transient.Load(), res.Calls.Retries, res.Calls.Failed)
+	fmt.Fprintln(w)
+
+	prog, result := int64(len(market.Program)), int64(len(res.Result))
+	sent := prog + result
+	fmt.Fprintln(w, "Context the model reads (measured during this run):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  one tool call per turn:\t%d raw tool results\t%s bytes of compact JSON (%s pretty-printed)\n",
+		m.calls.Load(), comma(m.compact.Load()), comma(m.pretty.Load()))
+	fmt.Fprintf(tw, "  sandcall run_code:\tprogram + result\t%s bytes (%s + %s)\n", comma(sent), comma(prog), comma(result))
+	tw.Flush()
+	if result > 0 {
+		fmt.Fprintf(w, "  → a one-call-per-turn agent would have read %s bytes of raw results; this program returned %s bytes (%.0f× less; %.0f× counting the program too)\n",
+			comma(m.compact.Load()), comma(result), float64(m.compact.Load())/float64(result), float64(m.compact.Load())/float64(sent))
+	}
+	return exitOK
+}
+
+func printMarketReport(w io.Writer, rep market.Report) {
+	num := func(p *float64) string {
+		if p == nil {
+			return "n/a"
+		}
+		return strconv.FormatFloat(*p, 'f', 1, 64)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TICKER\tPRICE\tCHG %\t1Y RET %\tVOL %\t  HEADLINE")
+	for _, r := range rep.Rows {
+		h := "n/a"
+		if r.Headline != nil {
+			h = *r.Headline
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%+.2f\t%s\t%s\t  %s\n", r.Ticker, money(r.Price), r.ChgPct, num(r.RetPct), num(r.VolPct), h)
+	}
+	tw.Flush()
+	if len(rep.Movers) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Biggest movers and their closest peers (same sector, nearest market cap):")
+		for _, mv := range rep.Movers {
+			peers := "n/a (search_competitors failed)"
+			if mv.Peers != nil {
+				peers = strings.Join(mv.Peers, ", ")
+			}
+			fmt.Fprintf(w, "  %-6s %+6.2f%%  peers: %s\n", mv.Ticker, mv.ChgPct, peers)
+		}
+	}
+	if len(rep.Unavailable) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Unavailable:")
+		for _, u := range rep.Unavailable {
+			fmt.Fprintf(w, "  %-6s %s: %s\n", u.Ticker, u.Code, u.Message)
+		}
+	}
+	if len(rep.Errors) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Failed calls (after the broker's retries; the report shows n/a):")
+		for _, ce := range rep.Errors {
+			fmt.Fprintf(w, "  %-6s %s: %s (retryable: %v)\n", ce.Ticker, ce.Tool, ce.Code, ce.Retryable)
+		}
+	}
 }
 
 // overBudget is one row of the expense program's result.

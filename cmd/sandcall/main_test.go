@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/examples/market"
 )
 
 // bin is the sandcall binary built once by TestMain; the tests run it as a
@@ -130,7 +131,8 @@ func TestServeStdio(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"get_budget_by_level", "get_expenses", "get_team_members", "ping", "run_code"}; !slices.Equal(names, want) {
+	if want := []string{"describe_tools", "get_budget_by_level", "get_expenses", "get_financials", "get_price_history", "get_stock_snapshot",
+		"get_team_members", "ping", "read_output", "run_code", "search_competitors", "search_news", "search_tools"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": expense.Program}})
@@ -374,9 +376,51 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks the program size %s:\n%s", prog, stdout)
 		}
 	}
-	_, stderr, code := sandcall(t, "", "demo", "market")
-	if code != 2 || !strings.Contains(stderr, "not yet available") {
-		t.Fatalf("demo market: exit %d, %q", code, stderr)
+	_, stderr, code := sandcall(t, "", "demo", "bogus")
+	if code != 2 || !strings.Contains(stderr, "want expense or market") {
+		t.Fatalf("demo bogus: exit %d, %q", code, stderr)
+	}
+}
+
+// `sandcall demo market`: the report's rows, movers and unavailable ticker
+// as computed in Go from the dataset, and the context accounting measured by
+// the run against a one-call-per-turn agent's.
+func TestDemoMarket(t *testing.T) {
+	list := market.Watchlist()
+	ref := market.Reference(list)
+	direct, err := market.MeasureDirect(context.Background(), market.Tools(market.Options{}), list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"demo", "market"}, {"demo", "--isolation", "inprocess", "market"}} {
+		stdout, stderr, code := sandcall(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		for _, r := range ref.Rows {
+			row := fmt.Sprintf(`(?m)^\s*%s\s+%s\s+%s\s+%.1f\s+%.1f\s+%s$`, regexp.QuoteMeta(r.Ticker), regexp.QuoteMeta(money(r.Price)),
+				regexp.QuoteMeta(fmt.Sprintf("%+.2f", r.ChgPct)), *r.RetPct, *r.VolPct, regexp.QuoteMeta(*r.Headline))
+			if !regexp.MustCompile(row).MatchString(stdout) {
+				t.Errorf("%v: no row %s:\n%s", args, row, stdout)
+			}
+		}
+		for _, m := range ref.Movers {
+			if want := fmt.Sprintf("%+6.2f%%  peers: %s", m.ChgPct, strings.Join(m.Peers, ", ")); !strings.Contains(stdout, want) {
+				t.Errorf("%v: no mover %s %q", args, m.Ticker, want)
+			}
+		}
+		for _, want := range []string{"Unavailable:\n  ACME   E_TOOL_FAILED: no current price for ACME", "The program made 63 tool calls",
+			fmt.Sprintf("%d raw tool results", direct.Calls),
+			fmt.Sprintf("a one-call-per-turn agent would have read %s bytes of raw results; this program returned %s bytes",
+				comma(int64(direct.Bytes)), comma(int64(len(market.ReferenceJSON(list)))))} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, stdout)
+			}
+		}
+		// The demo's flaky tool failed and the broker retried: the retry path ran.
+		if m := regexp.MustCompile(`Transient tool failures: (\d+) .* the broker retried (\d+);`).FindStringSubmatch(stdout); m == nil || m[1] == "0" || m[2] == "0" {
+			t.Errorf("%v: no transient failure retried: %q", args, m)
+		}
 	}
 }
 
@@ -422,6 +466,7 @@ func TestBench(t *testing.T) {
 	}
 	for _, want := range []string{"expense/inprocess", "expense-cold/inprocess", "fanout/inprocess", "first-run/inprocess",
 		"expense/process", "fanout/process", "first-run/process", "deadline-1s/inprocess", "deadline-1s/process",
+		"market/inprocess", "market/process",
 		// WebAssembly: the Go guest (built by bench with the installed Go, which
 		// built this binary) and the WAT fan-out.
 		"expense-wasm/inprocess", "fanout-wasm/inprocess", "expense-wasm/process", "fanout-wasm/process"} {

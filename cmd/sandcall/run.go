@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
@@ -21,6 +24,13 @@ const runExamples = `  # run a file against the demo tools; the result is printe
   # print the whole result object, as run_code returns it
   sandcall run --demo --json prog.js
 
+  # run TypeScript (inferred from .ts; types are stripped, not checked)
+  sandcall run --demo examples/expense/program.ts
+
+On a terminal, a progress line on stderr shows the calls done and in flight
+while the program runs. The result is printed whole, even over the result
+budget that run_code would cut it to.
+
 Exit status: 0 on success, 1 when the program fails (the error code and
 message, and the hint when there is one, go to stderr), 2 on a usage error.
 `
@@ -30,12 +40,12 @@ message, and the hint when there is one, go to stderr), 2 on a usage error.
 const maxProgramFile = 16<<20 + 1
 
 func cmdRun(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "run", "[--demo] [--json] [--input JSON] [--timeout D] [--lang js] FILE|-", runExamples)
+	fs := newFlagSet(e, "run", "[--demo] [--json] [--input JSON] [--timeout D] [--lang js|ts|wasm] FILE|-", runExamples)
 	var c common
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print the whole result object (ok, result, logs, calls, error, ...) as JSON, as run_code returns it")
 	input := fs.String("input", "", "a JSON value the program sees as `input`")
-	lang := fs.String("lang", "js", "language of the program: js, or wasm for a WebAssembly module (typescript comes later)")
+	lang := fs.String("lang", "js", "language of the program: js, ts (TypeScript: types are stripped, not checked; the default for a .ts FILE) or wasm for a WebAssembly module")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -51,15 +61,20 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "%s", msg)
 	}
 	var prog sandbox.Program
+	langSet := false
+	fs.Visit(func(f *flag.Flag) { langSet = langSet || f.Name == "lang" })
+	if !langSet && strings.HasSuffix(pos[0], ".ts") {
+		*lang = "ts"
+	}
 	switch *lang {
 	case "js", "javascript":
 		prog.Language = sandbox.JavaScript
 	case "wasm":
 		prog.Language = sandbox.WASM
 	case "ts", "typescript":
-		return usageErr(e, fs, "--lang %s is not available yet: js and wasm are", *lang)
+		prog.Language = sandbox.TypeScript
 	default:
-		return usageErr(e, fs, "unknown --lang %q: want js or wasm", *lang)
+		return usageErr(e, fs, "unknown --lang %q: want js, ts or wasm", *lang)
 	}
 	if *input != "" {
 		if !json.Valid([]byte(*input)) {
@@ -87,7 +102,17 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer closeRunner()
-	res := runner.Run(ctx, bindings.RunRequest{Program: prog, Principal: c.cfg.principal()})
+	// The result is printed whole, however large: nothing pages it here.
+	rr := bindings.RunRequest{Program: prog, Principal: c.cfg.principal(), WholeResult: true}
+	var line *progressLine
+	if isTerminal(e.stderr) {
+		line = newProgressLine(e.stderr, 100*time.Millisecond)
+		rr.Progress = line.update
+	}
+	res := runner.Run(ctx, rr)
+	if line != nil {
+		line.stop()
+	}
 	if *asJSON {
 		b, err := json.Marshal(res)
 		if err != nil {

@@ -67,7 +67,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer closeRunner()
-	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal()}
+	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal(),
+		ListThreshold: c.cfg.ListThreshold}
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		scfg.Metrics = c.metrics

@@ -10,11 +10,13 @@ import (
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
-// cmdServers is `sandcall servers list|test NAME`: the upstream MCP servers
-// of the project's configs (.cursor/mcp.json, .vscode/mcp.json, .mcp.json,
-// mcp.json, and files named with --config-file).
+// cmdServers is `sandcall servers list|test NAME|enable NAME|disable NAME`:
+// the upstream MCP servers of the project's configs (.cursor/mcp.json,
+// .vscode/mcp.json, .mcp.json, mcp.json, and files named with
+// --config-file).
 func cmdServers(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "servers", "list | test NAME", "  sandcall servers list\n  sandcall servers test github\n")
+	fs := newFlagSet(e, "servers", "list | test NAME | enable NAME | disable NAME",
+		"  sandcall servers list\n  sandcall servers test github\n  sandcall servers disable github   # sets \"enabled\": false in the file that defines it\n")
 	root := fs.String("root", ".", "project root searched for MCP configs")
 	var files multiFlag
 	fs.Var(&files, "config-file", "an MCP config file read before the project's (repeatable)")
@@ -23,7 +25,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if len(pos) == 0 {
-		return usageErr(e, fs, "missing subcommand: list or test NAME")
+		return usageErr(e, fs, "missing subcommand: list, test NAME, enable NAME or disable NAME")
 	}
 	cfg := upstream.Load(upstream.LoadConfig{Root: *root, Files: files})
 	switch pos[0] {
@@ -57,6 +59,11 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		return exitOK
+	case "enable", "disable":
+		if len(pos) != 2 {
+			return usageErr(e, fs, "%s takes one server name", pos[0])
+		}
+		return serversSetEnabled(e, cfg, pos[1], pos[0] == "enable")
 	case "test":
 		if len(pos) != 2 {
 			return usageErr(e, fs, "test takes one server name")
@@ -71,6 +78,12 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "%v\n", en.Err)
 			return exitFailure
 		}
+		// Pins are only read here: a test shows which definitions changed
+		// but trusts nothing new.
+		pins, perr := upstream.OpenPins(upstream.DefaultPinFile, true)
+		if perr != nil {
+			fmt.Fprintf(e.stderr, "warning: %v\n", perr)
+		}
 		c, err := upstream.Connect(ctx, en.Server)
 		if err == nil {
 			defer c.Close()
@@ -81,7 +94,13 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 				sort.Slice(listed, func(i, j int) bool { return listed[i].Tool.Name < listed[j].Tool.Name })
 				fmt.Fprintf(e.stdout, "Connected to %q (%s): %d tools\n", name, en.Type, len(listed))
 				for _, l := range listed {
-					fmt.Fprintf(e.stdout, "  %-32s %s\n", l.Tool.Name, oneLine(l.Tool.Summary()))
+					mark := ""
+					if pins != nil {
+						if h, ok := pins.Hash(l.Tool.Name); ok && h != l.Hash {
+							mark = " [definition changed since approved: disabled until sandcall tools approve " + l.Tool.Name + "]"
+						}
+					}
+					fmt.Fprintf(e.stdout, "  %-32s %s%s\n", l.Tool.Name, oneLine(l.Tool.Summary()), mark)
 				}
 				for _, te := range errs {
 					fmt.Fprintf(e.stdout, "  skipped: %v\n", te)
@@ -90,16 +109,59 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		fmt.Fprintf(e.stderr, "Failed to connect to %q: %v\n", name, err)
-		msg := err.Error()
-		switch {
-		case errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timed out"):
-			fmt.Fprintf(e.stderr, "hint: the server did not answer within %v; raise \"timeout\" in %s or check that it starts by hand\n", en.Server.Timeout, en.Source)
-		case strings.Contains(msg, "401") || strings.Contains(msg, "403") || strings.Contains(strings.ToLower(msg), "unauthorized") || strings.Contains(strings.ToLower(msg), "forbidden"):
-			fmt.Fprintf(e.stderr, "hint: the server refused the credentials; check the Authorization header in %s and that its ${VAR} or !command gives a valid token\n", en.Source)
+		if h := connectHint(err, en); h != "" {
+			fmt.Fprintf(e.stderr, "hint: %s\n", h)
 		}
 		return exitFailure
 	}
-	return usageErr(e, fs, "unknown subcommand %q: want list or test NAME", pos[0])
+	return usageErr(e, fs, "unknown subcommand %q: want list, test NAME, enable NAME or disable NAME", pos[0])
+}
+
+// connectHint says what to check after a failed connection to en's server.
+func connectHint(err error, en upstream.Entry) string {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case errors.Is(err, upstream.ErrUnauthorized) || strings.Contains(msg, "401") || strings.Contains(msg, "unauthorized"):
+		return fmt.Sprintf("the server did not accept the credentials (HTTP 401): check the Authorization header of %q in %s and that the token it gets (from ${VAR} or a !command) is set, current and not expired", en.Name, en.Source)
+	case errors.Is(err, upstream.ErrForbidden) || strings.Contains(msg, "403") || strings.Contains(msg, "forbidden"):
+		return fmt.Sprintf("the server accepted the credentials but refused access (HTTP 403): the token of %q lacks the permissions (scopes, roles) this server requires; ask for a token that has them", en.Name)
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timed out"):
+		return fmt.Sprintf("the server did not answer within %v: raise \"timeout\" of %q in %s, or check that it starts (stdio) or is reachable (http) by hand", en.Server.Timeout, en.Name, en.Source)
+	}
+	return ""
+}
+
+// serversSetEnabled is `sandcall servers enable|disable NAME`.
+func serversSetEnabled(e *env, cfg *upstream.Config, name string, enabled bool) int {
+	en, found := cfg.Lookup(name)
+	if !found {
+		names := make([]string, 0, len(cfg.Entries))
+		for _, x := range cfg.Entries {
+			names = append(names, x.Name)
+		}
+		known := "none are configured"
+		if len(names) > 0 {
+			known = "known servers: " + strings.Join(names, ", ")
+		}
+		fmt.Fprintf(e.stderr, "sandcall servers: no server %q is configured; %s\n", name, known)
+		return exitFailure
+	}
+	changed, err := upstream.SetEnabled(en, enabled)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sandcall servers: %v\n", err)
+		return exitFailure
+	}
+	state := "disabled"
+	if enabled {
+		state = "enabled"
+	}
+	switch {
+	case !changed:
+		fmt.Fprintf(e.stdout, "%s is already %s in %s\n", name, state, en.Source)
+	default:
+		fmt.Fprintf(e.stdout, "%s %s in %s (takes effect at the next start of sandcall serve)\n", name, state, en.Source)
+	}
+	return exitOK
 }
 
 // multiFlag is a repeatable string flag.

@@ -21,6 +21,10 @@ import (
 
 const toolsUsage = `Usage: sandcall tools check [--tools-dir D]
        sandcall tools list [--demo] [--tools-dir D] [--json]
+       sandcall tools approve [--audit F] NAME [NAME...]
+       sandcall tools search [--demo] [--tools-dir D] [--policy F] [--limit N] [--json] QUERY
+       sandcall tools describe [--demo] [--tools-dir D] [--policy F] [--json] NAME...
+       sandcall tools lint [--demo] [--tools-dir D] [--json]
 
 check  list every candidate file of the local tools directory (default:
        ` + local.DefaultDir + ` in the working directory) and say why it was
@@ -29,11 +33,23 @@ check  list every candidate file of the local tools directory (default:
        so a skip (a missing executable bit included) is an error.
 list   show every tool with its source (builtin, local or a server's name),
        the callers the default policy lets call it, and its status
+approve  accept the current definition of upstream tools whose definition
+       changed (NAME is <server>_<tool>); see .sandcall/pins.json
+search   rank the tools for a task in words, as search_tools does for the
+       model: name, callers, summary and one-line TypeScript signature
+describe print the tools' TypeScript declarations, as describe_tools does
+lint   check every tool against the catalog standard (names, descriptions,
+       schemas, output schema and budget, effects); errors and warnings with
+       file:line where a definition has one; exit 1 on any error. Upstream
+       tools' findings are warnings.
 
 Examples:
   sandcall tools check
   sandcall tools check --tools-dir examples/local-tools/.agents/tools
   sandcall tools list --demo
+  sandcall tools search --demo "travel budget of an employee level"
+  sandcall tools describe --demo get_expenses
+  sandcall tools lint --demo
 `
 
 func cmdTools(ctx context.Context, e *env, args []string) int {
@@ -49,6 +65,14 @@ func cmdTools(ctx context.Context, e *env, args []string) int {
 		return toolsCheck(e, args[1:])
 	case "list":
 		return toolsList(e, args[1:])
+	case "approve": // tools_approve.go
+		return toolsApprove(ctx, e, args[1:])
+	case "search": // tools_discover.go
+		return toolsSearch(ctx, e, args[1:])
+	case "describe": // tools_discover.go
+		return toolsDescribe(ctx, e, args[1:])
+	case "lint": // tools_lint.go
+		return toolsLint(e, args[1:])
 	}
 	fmt.Fprintf(e.stderr, "sandcall tools: unknown subcommand %q\n\n%s", args[0], toolsUsage)
 	return exitUsage
@@ -208,6 +232,7 @@ func toolsList(e *env, args []string) int {
 			}
 		}
 	}
+	rows = append(rows, upstreamToolRows(e, cat)...) // tools_approve.go
 	var auth bindings.DefaultAuthorizer
 	for _, t := range cat.List() {
 		callers := []string{}

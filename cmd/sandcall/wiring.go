@@ -18,6 +18,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/ts"
 	"github.com/sandcall/sandcall/sandbox/wasm"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
@@ -193,10 +194,17 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		c.closers = nil
 	}
 	// Upstream MCP servers from .mcp.json and friends in the working
-	// directory; a bad or unreachable server is skipped with a warning.
-	// Not in a sandcall that is itself an upstream of another: no recursion.
+	// directory; a bad server is skipped with a warning, an unreachable one
+	// retried in the background. Their tool definitions are pinned in
+	// .sandcall/pins.json (see tools_approve.go). Not in a sandcall that is
+	// itself an upstream of another: no recursion.
 	if os.Getenv(upstream.NestedEnv) == "" {
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log})
+		pins, err := upstream.OpenPins(upstream.DefaultPinFile, false)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)
@@ -218,6 +226,11 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		closeAll()
 		return nil, nil, err
 	}
+	// search_tools and describe_tools (DESIGN.md §3). A tool already named
+	// so (a local script, say) keeps the name, and discovery is off.
+	if err := bindings.AddDiscovery(broker); err != nil {
+		log.Warn("discovery tools not added", "err", err.Error())
+	}
 	stopPolicy, err := keepPolicy(c.policy, broker, log)
 	if err != nil {
 		closeAll()
@@ -231,7 +244,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	close = func() { stopPolicy(); closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier,
-		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.WASM}})
+		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
 	if err != nil {
 		close()
 		return nil, nil, err
@@ -287,7 +300,8 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		if err != nil {
 			return nil, "", nil, err
 		}
-		langs := sandbox.Languages{sandbox.JavaScript: js.New(js.Config{}), sandbox.WASM: w}
+		eng := js.New(js.Config{})
+		langs := sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: ts.New(ts.Config{JS: eng}), sandbox.WASM: w}
 		return langs, "inprocess", func() { _ = w.Close(context.Background()) }, nil
 	}
 	args := workerArgs(limits)

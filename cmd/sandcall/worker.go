@@ -14,6 +14,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/ts"
 	"github.com/sandcall/sandcall/sandbox/wasm"
 )
 
@@ -45,6 +46,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	eng := js.New(js.Config{ProgramCacheSize: -1}) // one job per worker: nothing to reuse
+	tsx := ts.New(ts.Config{JS: eng, CacheBytes: -1})
 	// WebAssembly is compiled here, in the worker, where a compile-time
 	// bomb or code that stalls the runtime costs only this process.
 	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: -1, CompileTimeout: 30 * time.Second})
@@ -53,9 +55,12 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	err = process.ServeWorker(ctx, os.NewFile(3, "frames-in"), os.NewFile(4, "frames-out"), process.WorkerConfig{
-		Executor:    sandbox.Languages{sandbox.JavaScript: eng, sandbox.WASM: w},
+		// TypeScript is transpiled here too, not in the server: esbuild's
+		// parser takes superlinear time on some inputs and cannot be
+		// interrupted; a worker is killed at the deadline (see sandbox/ts).
+		Executor:    sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: tsx, sandbox.WASM: w},
 		MemoryBytes: *mem,
-		Warm:        func() { warmEngine(eng) },
+		Warm:        func() { warmEngine(eng); warmTS(tsx) },
 		Restrict: func() error {
 			return confine.RestrictSelf(rep, confine.Limits{MemoryBytes: *mem, CPUSeconds: *cpu})
 		},
@@ -74,6 +79,15 @@ func warmEngine(eng *js.Engine) {
 	job := &sandbox.Job{Program: sandbox.Program{Source: `const r = await tools.call("warm", {a: [1, "x"]}).catch(e => e.code); return [r, JSON.stringify({b: 1})]`},
 		Limits: sandbox.Limits{Timeout: 5 * time.Second}.Resolve(), Tools: []string{"warm"}}
 	eng.Execute(context.Background(), job, warmHost{})
+}
+
+// warmTS transpiles and runs a small TypeScript program once, so that
+// esbuild's lazily built tables are ready before the job's clock starts.
+func warmTS(ex *ts.Executor) {
+	job := &sandbox.Job{Program: sandbox.Program{Language: sandbox.TypeScript,
+		Source: "interface W { a: number }\nconst w: W = { a: 1 }\nreturn w.a as number"},
+		Limits: sandbox.Limits{Timeout: 5 * time.Second}.Resolve()}
+	ex.Execute(context.Background(), job, warmHost{})
 }
 
 type warmHost struct{}

@@ -1,12 +1,14 @@
 // Package demo is the embedded demo toolset that `sandcall serve --demo`,
 // `sandcall run --demo` and `sandcall bench` offer: the expense tools
-// (package expense) and ping, the trivial tool of the fan-out benchmark.
+// (package expense), ping, the trivial tool of the fan-out benchmark, and the
+// market tools (package market).
 package demo
 
 import (
 	"context"
 
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/examples/market"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -25,15 +27,23 @@ func Ping() *tools.Tool {
 		Description: "Does the tool path work, and how fast? Returns n + 1 for an integer n, and does nothing else.\n" +
 			"Use to check connectivity or to measure the cost of a tool call (the fan-out benchmark makes 1,000 of them). " +
 			"Do not use for real work: it reads and changes nothing.",
-		Examples: []tools.Example{{Description: "Returns its argument plus one.", Args: []byte(`{"n":41}`), Result: []byte(`42`)}},
-		Effects:  tools.Effects{ReadOnly: true, Idempotent: true},
+		Examples:     []tools.Example{{Description: "Returns its argument plus one.", Args: []byte(`{"n":41}`), Result: []byte(`42`)}},
+		Effects:      tools.Effects{ReadOnly: true, Idempotent: true},
+		OutputBudget: 32, // one integer
 	}, func(ctx context.Context, in PingArgs) (int64, error) {
 		return in.N + 1, nil
 	})
 }
 
-// Tools returns the demo toolset, new on each call: the expense tools, then
-// ping. (The market toolset joins here.)
-func Tools() []*tools.Tool {
-	return append(expense.Tools(), Ping())
+// Tools returns the demo toolset, new on each call: the expense tools, ping,
+// and the market tools with the demo's injected failures
+// (market.DemoOptions: 10% of get_price_history calls fail transiently, to
+// exercise retries).
+func Tools() []*tools.Tool { return ToolsWith(market.DemoOptions()) }
+
+// ToolsWith is Tools with the market tools configured by o. Benchmarks and
+// the standard workloads use market.Options{} (no injected failures): they
+// time the programs, not retry back-offs, and check every run's result.
+func ToolsWith(o market.Options) []*tools.Tool {
+	return append(append(expense.Tools(), Ping()), market.Tools(o)...)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sandcall/sandcall/examples/market"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -22,7 +23,8 @@ func TestTools(t *testing.T) {
 			t.Errorf("%s is not read-only and idempotent", tool.Name)
 		}
 	}
-	want := []string{"get_budget_by_level", "get_expenses", "get_team_members", "ping"}
+	want := []string{"get_budget_by_level", "get_expenses", "get_financials", "get_price_history", "get_stock_snapshot",
+		"get_team_members", "ping", "search_competitors", "search_news"}
 	if len(names) != len(want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -35,6 +37,38 @@ func TestTools(t *testing.T) {
 	a, b := Tools(), Tools()
 	if a[0] == b[0] {
 		t.Error("Tools returned the same *Tool twice")
+	}
+}
+
+// Tools' market toolset injects transient failures (the demo's retry path);
+// ToolsWith(market.Options{}) does not, for benchmarks.
+func TestToolsWithMarketOptions(t *testing.T) {
+	history := func(ts []*tools.Tool) *tools.Tool {
+		for _, tool := range ts {
+			if tool.Name == "get_price_history" {
+				return tool
+			}
+		}
+		t.Fatal("no get_price_history")
+		return nil
+	}
+	flaky, steady := history(Tools()), history(ToolsWith(market.Options{}))
+	failed := 0
+	for _, tk := range market.Tickers() {
+		args := json.RawMessage(`{"ticker":"` + tk + `","period":"1y"}`)
+		if _, err := flaky.Call(context.Background(), args); err != nil {
+			var e *sandbox.Error
+			if !errors.As(err, &e) || !e.Retryable {
+				t.Errorf("%s: %v is not a transient failure", tk, err)
+			}
+			failed++
+		}
+		if _, err := steady.Call(context.Background(), args); err != nil {
+			t.Errorf("%s without injected failures: %v", tk, err)
+		}
+	}
+	if failed == 0 {
+		t.Errorf("the demo's get_price_history failed none of %d calls", len(market.Tickers()))
 	}
 }
 

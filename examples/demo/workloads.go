@@ -2,8 +2,10 @@ package demo
 
 import (
 	_ "embed"
+	"encoding/json"
 
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/examples/market"
 )
 
 // FanoutProgram makes 1,000 ping calls in parallel batches of 50 and returns
@@ -24,17 +26,23 @@ var FanoutModule []byte
 type Workload struct {
 	Name    string
 	Program string
+	// Input is the program's input (nil: none).
+	Input json.RawMessage
 	// Want is the exact compact JSON result.
 	Want string
 	// Calls is the number of tool calls one run makes.
 	Calls int
 }
 
-// Workloads returns the standard workloads of ../shared/workloads: the
-// expense check and the 1,000-call fan-out.
+// Workloads returns the standard workloads of ../shared/workloads, the
+// expense check and the 1,000-call fan-out, and the market report over its
+// 20-ticker watchlist (63 calls). Run them against ToolsWith(market.Options{}):
+// the market report's Want assumes no injected failures.
 func Workloads() []Workload {
 	return []Workload{
 		{Name: "expense", Program: expense.Program, Want: string(expense.ReferenceSummary()), Calls: 56},
 		{Name: "fanout", Program: FanoutProgram, Want: "500500", Calls: 1000},
+		{Name: "market", Program: market.Program, Input: market.WatchlistInput(),
+			Want: string(market.ReferenceJSON(market.Watchlist())), Calls: market.Calls(len(market.Watchlist()))},
 	}
 }

@@ -33,6 +33,12 @@ import (
 //go:embed program.js
 var Program string
 
+// ProgramTS is Program in TypeScript (interfaces, a type union, a generic
+// helper): run as language "typescript", its result is ReferenceSummary too.
+//
+//go:embed program.ts
+var ProgramTS string
+
 // Checks of the standard workload: sha256 of compact JSON.
 const (
 	// TeamSHA256 is the sha256 of get_team_members({department:"engineering"}).
@@ -87,7 +93,8 @@ func Tools() []*tools.Tool {
 			"(50) as [{id, name, level}], in id order.\n" +
 			"Use when you need member ids for get_expenses, or levels for get_budget_by_level. " +
 			"Do not use for budgets or spending (use get_budget_by_level or get_expenses instead).",
-		Effects: effects,
+		Effects:      effects,
+		OutputBudget: 16 << 10, // 50 members: about 2.6 KB, at most ~8 KB with the longest department names
 	}, func(ctx context.Context, in TeamArgs) (tools.Encoded[[]Member], error) {
 		return cached[[]Member]("t|"+in.Department, func() any { return genTeam(in.Department) })
 	})
@@ -98,7 +105,8 @@ func Tools() []*tools.Tool {
 			"for one level, L1 to L5.\n" +
 			"Use when comparing a member's travel spending with their limit: call it once per distinct level, " +
 			"not once per member. Do not use for actual spending (use get_expenses instead).",
-		Effects: effects,
+		Effects:      effects,
+		OutputBudget: 1 << 10, // one object of about 50 bytes
 	}, func(ctx context.Context, in BudgetArgs) (tools.Encoded[Budget], error) {
 		return cached[Budget]("b|"+in.Level, func() any { return genBudget(in.Level) })
 	})
@@ -110,7 +118,8 @@ func Tools() []*tools.Tool {
 			"software, equipment, training, office.\n" +
 			"Use when totalling a member's spending, e.g. travel in Q3. Do not use to list members " +
 			"(use get_team_members) or for budgets (use get_budget_by_level instead).",
-		Effects: effects,
+		Effects:      effects,
+		OutputBudget: 16 << 10, // 40 rows: at most about 6.3 KB
 	}, func(ctx context.Context, in ExpensesArgs) (tools.Encoded[[]Expense], error) {
 		return cached[[]Expense]("e|"+in.MemberID+"|"+in.Quarter, func() any { return genExpenses(in.MemberID, in.Quarter) })
 	})

@@ -54,10 +54,20 @@ func (r *run) log(prefix string, args []goja.Value) {
 		}
 	}
 	in.want += len(prefix)
+	kept, keep := "", false
+	if r.sink != nil {
+		// Stream what is kept, outside the lock, once it is recorded.
+		defer func() {
+			if keep {
+				r.sink.Log(kept)
+			}
+		}()
+	}
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
 	if len(in.b) <= room && !in.over {
-		r.logs = append(r.logs, string(in.b))
+		kept, keep = string(in.b), true
+		r.logs = append(r.logs, kept)
 		r.logBytes += len(in.b)
 		return
 	}
@@ -67,7 +77,8 @@ func (r *run) log(prefix string, args []goja.Value) {
 		for len(cut) > 0 && !utf8.Valid(cut) {
 			cut = cut[:len(cut)-1]
 		}
-		r.logs = append(r.logs, string(cut))
+		kept, keep = string(cut), true
+		r.logs = append(r.logs, kept)
 		r.logBytes += len(cut)
 	}
 	r.logBytes = r.limits.MaxLogBytes

@@ -4,9 +4,16 @@
 // An Engine runs each sandbox.Job in a fresh goja runtime. The program is the
 // body of an async function: top-level await works and return gives the
 // result. The guest sees tools.<name>(args) for every name in Job.Tools (a
-// Promise per call), tools.call(name, args), input (Program.Input, or null),
-// console.log/info/warn/error/debug (captured into Outcome.Logs) and the
-// ToolError class that failed calls reject with (from bindings/prelude).
+// Promise per call), tools.call(name, args), tools.$search(query, limit)
+// and tools.$describe(names) (wrappers over the search_tools and
+// describe_tools bindings, defined only when those are bound), input
+// (Program.Input, or null),
+// console.log/info/warn/error/debug (captured into Outcome.Logs), progress(value)
+// (saves the compact JSON of value as Outcome.Partial, the last one wins,
+// bounded by the result budget; what the run reports if it then fails) and
+// the ToolError class that failed calls reject with (from bindings/prelude).
+// A host that implements sandbox.LogSink or sandbox.PartialSink gets each log
+// entry and each saved value as it happens.
 // Nothing else: no require, fetch, process, timers, eval or Function
 // constructor (reached by any path: Function, Function.prototype.constructor
 // and the constructors of async and generator functions all throw).
@@ -91,7 +98,9 @@
 // Per run, from sandbox.Limits: Timeout (also enforced by the engine itself,
 // whatever ctx says), MemoryBytes (the single-call guards only), MaxCalls
 // (calls past it reject at once with E_TOOL_CALL_LIMIT and start nothing),
-// MaxResultBytes (E_OUTPUT_LIMIT), MaxLogBytes (output past it is dropped and
+// MaxResultBytes (E_OUTPUT_LIMIT; up to Job.KeepResultBytes the result comes
+// back whole for the caller to cut and page; a progress(value) over it
+// throws a ToolError with E_OUTPUT_LIMIT), MaxLogBytes (output past it is dropped and
 // Outcome.LogsTruncated set; a program that tries to log more than 1 MiB past
 // the budget stops with E_OUTPUT_LIMIT), MaxSourceBytes and MaxStackFrames.
 // MaxInFlight is the host's to enforce: the engine starts every call the

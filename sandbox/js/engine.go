@@ -74,7 +74,7 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 
 	value, err := r.execute(prg, input)
 	r.logMu.Lock()
-	out.Logs, out.LogsTruncated = r.logs, r.logsTruncated
+	out.Logs, out.LogsTruncated, out.Partial = r.logs, r.logsTruncated, r.partial
 	r.logMu.Unlock()
 	if err != nil {
 		out.Err = err
@@ -141,6 +141,13 @@ type run struct {
 	logBytes      int
 	logsTruncated bool
 	logDropped    int
+	// partial is the last value stored with progress(value) (under logMu).
+	partial json.RawMessage
+
+	// sink and psink receive logs and partial results as they happen, when
+	// the host wants them.
+	sink  sandbox.LogSink
+	psink sandbox.PartialSink
 }
 
 func newRun(ctx context.Context, job *sandbox.Job, limits sandbox.Limits, host sandbox.Host) *run {
@@ -153,6 +160,8 @@ func newRun(ctx context.Context, job *sandbox.Job, limits sandbox.Limits, host s
 		finished: make(chan struct{}),
 	}
 	r.callCtx, r.callCancel = context.WithCancel(ctx)
+	r.sink, _ = host.(sandbox.LogSink)
+	r.psink, _ = host.(sandbox.PartialSink)
 	return r
 }
 
@@ -285,7 +294,7 @@ func (r *run) settle(c completion) *sandbox.Error {
 
 // result converts the program's result to compact JSON.
 func (r *run) result(v goja.Value) (json.RawMessage, *sandbox.Error) {
-	enc := r.encoder(modeResult, r.limits.MaxResultBytes)
+	enc := r.encoder(modeResult, r.job.ResultCap())
 	b, err := enc.encode(v)
 	if err != nil {
 		return nil, err
@@ -294,4 +303,36 @@ func (r *run) result(v goja.Value) (json.RawMessage, *sandbox.Error) {
 		b = []byte("null")
 	}
 	return b, nil
+}
+
+// progressFunction is the progress(value) global: it stores the compact
+// JSON of value, converted like the result and bounded by the result
+// budget, as the run's partial result (the last one wins), and hands it to
+// the host's PartialSink. A value that cannot be stored throws a ToolError
+// (E_OUTPUT_LIMIT or E_RESULT_INVALID) and keeps the previous one.
+func (r *run) progressFunction() *goja.Object {
+	return r.native("progress", func(c goja.FunctionCall) goja.Value {
+		enc := r.encoder(modeResult, r.limits.MaxResultBytes)
+		b, err := enc.encode(c.Argument(0))
+		if err != nil {
+			e := *err
+			if e.Code == sandbox.EOutputLimit {
+				e.Message = fmt.Sprintf("progress(value): the value is over the %d-byte result budget", r.limits.MaxResultBytes)
+				e.Hint = "Store a smaller summary of the work done so far (counts, ids, totals), not the raw data."
+			} else {
+				e.Message = sandbox.Cap("progress(value): "+e.Message, sandbox.MaxMessageBytes)
+			}
+			panic(r.toolError(&e))
+		}
+		if b == nil {
+			b = []byte("null")
+		}
+		r.logMu.Lock()
+		r.partial = b
+		r.logMu.Unlock()
+		if r.psink != nil {
+			r.psink.Partial(b)
+		}
+		return goja.Undefined()
+	})
 }

@@ -181,8 +181,8 @@ func TestNestingScan(t *testing.T) {
 		{strings.Repeat("-", 600) + "1", false},
 		{strings.Repeat("(1)", 600), true},
 	} {
-		if _, ok := nestingOK(tc.src, MaxNesting); ok != tc.ok {
-			t.Errorf("nestingOK(%.20q...) = %v, want %v", tc.src, ok, tc.ok)
+		if _, ok := sandbox.NestingOK(tc.src, MaxNesting); ok != tc.ok {
+			t.Errorf("NestingOK(%.20q...) = %v, want %v", tc.src, ok, tc.ok)
 		}
 	}
 }

@@ -124,6 +124,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	define(global, "ToolError", g.toolError)
 	define(global, "tools", r.toolsObject())
 	define(global, "console", r.consoleObject())
+	define(global, "progress", r.progressFunction())
 	inputV := goja.Null()
 	if len(input) > 0 {
 		v, berr := r.buildValue(input)
@@ -168,6 +169,7 @@ func (r *run) toolsObject() *goja.Object {
 		return r.callTool(name, c.Argument(1))
 	})
 	_ = tools.DefineDataProperty("call", call, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+	r.defineDiscovery(tools)
 	return tools
 }
 
@@ -258,6 +260,9 @@ func (r *run) toolError(err *sandbox.Error) *goja.Object {
 	}
 	if err.Rule != "" {
 		set("rule", err.Rule)
+	}
+	if err.Reason != "" {
+		set("reason", err.Reason)
 	}
 	if r.toolErrors == nil {
 		r.toolErrors = make(map[*goja.Object]*sandbox.Error)

@@ -22,16 +22,19 @@ const (
 	kindReady   byte = 'Y' // body: readyMsg, the worker is warm and confined
 	kindCall    byte = 'C' // body: callMsg, a tool call for the broker
 	kindLog     byte = 'L' // body: logMsg, one console entry as it happens
+	kindPartial byte = 'P' // body: partialMsg, a value stored with progress(value)
 	kindOutcome byte = 'O' // body: outcomeMsg, the end of the job
 )
 
 // Frame size caps. A job carries at most a 256 KiB source or a 16 MiB module
 // (base64 in JSON: ×4/3) plus its input; a result frame carries one tool
 // result (the broker caps those at 4 MiB by default). Worker → server frames
-// carry arguments, one log entry or the outcome, all capped well below.
+// carry arguments, one log entry, one partial result or the outcome, all
+// capped below: the largest is an outcome with a result kept whole for
+// paging (sandbox.MaxKeptResultBytes, 8 MiB) plus its logs.
 const (
 	MaxServerFrame = 32 << 20
-	MaxWorkerFrame = 8 << 20
+	MaxWorkerFrame = 12 << 20
 )
 
 var (

@@ -28,10 +28,15 @@ type logMsg struct {
 	Entry string `json:"entry"`
 }
 
+type partialMsg struct {
+	Value json.RawMessage `json:"value"`
+}
+
 type outcomeMsg struct {
 	Value         json.RawMessage `json:"value,omitempty"`
 	Logs          []string        `json:"logs,omitempty"`
 	LogsTruncated bool            `json:"logs_truncated,omitempty"`
+	Partial       json.RawMessage `json:"partial,omitempty"`
 	Err           *sandbox.Error  `json:"err,omitempty"`
 }
 
@@ -48,6 +53,15 @@ func decodeWorkerMessage(kind byte, body []byte) (any, error) {
 	case kindLog:
 		var m logMsg
 		return m, strictUnmarshal(body, &m)
+	case kindPartial:
+		var m partialMsg
+		if err := strictUnmarshal(body, &m); err != nil {
+			return nil, err
+		}
+		if len(m.Value) == 0 {
+			return nil, errors.New("partial frame without a value")
+		}
+		return m, nil
 	case kindOutcome:
 		var m outcomeMsg
 		if err := strictUnmarshal(body, &m); err != nil {

@@ -431,10 +431,13 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	}()
 
 	limit := job.Limits.Resolve()
+	resultCap := job.ResultCap()
 	var logs []string
 	logBytes := 0
 	logsTruncated := false
+	var partial json.RawMessage
 	sink, _ := host.(sandbox.LogSink)
+	psink, _ := host.(sandbox.PartialSink)
 
 	if err := w.send(kindJob, job); err != nil {
 		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}
@@ -444,6 +447,7 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
 	defer stop()
 
+read:
 	for {
 		kind, body, err := readFrame(w.br, MaxWorkerFrame)
 		if err != nil {
@@ -483,24 +487,40 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 			if sink != nil {
 				sink.Log(m.Entry)
 			}
+		case partialMsg:
+			// The worker's engine bounds it; a worker that does not is
+			// not trusted further.
+			if len(m.Value) > limit.MaxResultBytes {
+				w.pool.log.Warn("worker sent a partial result over its budget; killing it", "bytes", len(m.Value))
+				w.kill(endProtocol)
+				break read
+			}
+			partial = m.Value
+			if psink != nil {
+				psink.Partial(m.Value)
+			}
 		case outcomeMsg:
-			o := &sandbox.Outcome{Value: m.Value, Logs: m.Logs, LogsTruncated: m.LogsTruncated || logsTruncated, Err: m.Err}
+			o := &sandbox.Outcome{Value: m.Value, Logs: m.Logs, LogsTruncated: m.LogsTruncated || logsTruncated, Partial: m.Partial, Err: m.Err}
 			if o.Logs == nil {
 				o.Logs = logs
 			}
-			if o.Err == nil && len(o.Value) > limit.MaxResultBytes {
+			if o.Partial == nil || len(o.Partial) > limit.MaxResultBytes {
+				o.Partial = partial
+			}
+			if o.Err == nil && len(o.Value) > resultCap {
 				o.Value = nil
 				o.Err = sandbox.Errorf(sandbox.EOutputLimit, "Return less: aggregate or summarize inside the program.",
-					fmt.Sprintf("the result is over the %d-byte limit", limit.MaxResultBytes))
+					fmt.Sprintf("the result is over the %d-byte limit", resultCap))
 			}
 			return o
 		default:
 			w.kill(endProtocol)
 		}
 	}
-	// The worker ended without an outcome.
+	// The worker ended without an outcome: what it streamed is what is
+	// known.
 	<-w.exited
-	return &sandbox.Outcome{Logs: logs, LogsTruncated: logsTruncated, Err: w.classify(limit)}
+	return &sandbox.Outcome{Logs: logs, LogsTruncated: logsTruncated, Partial: partial, Err: w.classify(limit)}
 }
 
 // classify names how a worker that sent no outcome ended.

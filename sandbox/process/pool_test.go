@@ -110,6 +110,19 @@ func (scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Ho
 			os.Exit(7)
 		}
 		return &sandbox.Outcome{Value: json.RawMessage("null"), Logs: logs}
+	case "partial": // stores N partial results, logs, then hangs until killed
+		n, _ := strconv.Atoi(arg(1))
+		for i := 1; i <= n; i++ {
+			host.(sandbox.PartialSink).Partial(json.RawMessage(fmt.Sprintf(`{"done":%d}`, i)))
+		}
+		host.(sandbox.LogSink).Log("saved")
+		time.Sleep(time.Hour)
+	case "partial-big": // a partial result over the budget: a worker bug
+		host.(sandbox.PartialSink).Partial(json.RawMessage(`"` + strings.Repeat("x", 300<<10) + `"`))
+		time.Sleep(time.Hour)
+	case "big": // a result of N bytes
+		n, _ := strconv.Atoi(arg(1))
+		return &sandbox.Outcome{Value: json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)}
 	case "sleep": // ignores ctx, like a builtin that cannot be interrupted
 		d, _ := time.ParseDuration(arg(1))
 		time.Sleep(d)
@@ -440,4 +453,81 @@ func BenchmarkPoolCalls(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// TestPartialSurvivesTheKill: values stored with progress(value) stream to
+// the server, so a worker killed at its deadline or on cancellation still
+// leaves the last one, with its logs.
+func TestPartialSurvivesTheKill(t *testing.T) {
+	p := newPool(t, Config{Size: 1, Grace: 50 * time.Millisecond})
+	sink := &partialHost{}
+	o := p.Execute(context.Background(), job("partial 3", 300*time.Millisecond), sink)
+	if o.Err == nil || o.Err.Code != sandbox.ETimeout {
+		t.Fatalf("err = %v, want E_TIMEOUT", o.Err)
+	}
+	if string(o.Partial) != `{"done":3}` || len(o.Logs) != 1 || o.Logs[0] != "saved" {
+		t.Fatalf("partial %s, logs %q; want the last value and the log", o.Partial, o.Logs)
+	}
+	if got := sink.values(); len(got) != 3 || got[2] != `{"done":3}` {
+		t.Fatalf("host's PartialSink saw %q, want all three in order", got)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	o = p.Execute(ctx, job("partial 2", 10*time.Second), &pingHost{})
+	if o.Err == nil || o.Err.Code != sandbox.ECancelled || string(o.Partial) != `{"done":2}` {
+		t.Fatalf("cancelled: err %v, partial %s; want E_CANCELLED with {\"done\":2}", o.Err, o.Partial)
+	}
+
+	// A partial result over the budget is a worker the server stops
+	// trusting.
+	o = p.Execute(context.Background(), job("partial-big", 5*time.Second), &pingHost{})
+	if o.Err == nil || o.Err.Code != sandbox.EWorkerCrashed || o.Partial != nil {
+		t.Fatalf("oversized partial: err %v, partial %d bytes; want E_WORKER_CRASHED and none", o.Err, len(o.Partial))
+	}
+}
+
+// TestKeepResultBytes: a result over MaxResultBytes crosses the pool whole
+// when the job keeps it, and is E_OUTPUT_LIMIT otherwise or past the keep.
+func TestKeepResultBytes(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	for _, tc := range []struct {
+		size, keep int
+		want       sandbox.Code
+	}{
+		{300 << 10, 0, sandbox.EOutputLimit},
+		{300 << 10, 1 << 20, ""},
+		{2 << 20, 1 << 20, sandbox.EOutputLimit},
+		{6 << 20, sandbox.MaxKeptResultBytes, ""},
+	} {
+		j := job(fmt.Sprintf("big %d", tc.size), 10*time.Second)
+		j.KeepResultBytes = tc.keep
+		o := p.Execute(context.Background(), j, &pingHost{})
+		var got sandbox.Code
+		if o.Err != nil {
+			got = o.Err.Code
+		}
+		if got != tc.want || (got == "" && len(o.Value) != tc.size) {
+			t.Errorf("size %d keep %d: code %q, %d bytes; want %q", tc.size, tc.keep, got, len(o.Value), tc.want)
+		}
+	}
+}
+
+// partialHost records the partial results it is handed.
+type partialHost struct {
+	pingHost
+	mu   sync.Mutex
+	seen []string
+}
+
+func (h *partialHost) Partial(v json.RawMessage) {
+	h.mu.Lock()
+	h.seen = append(h.seen, string(v))
+	h.mu.Unlock()
+}
+
+func (h *partialHost) values() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.seen...)
 }

@@ -108,7 +108,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	if o == nil {
 		o = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
 	}
-	if err := h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Err: o.Err}); err != nil {
+	if err := h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err}); err != nil {
 		return err
 	}
 	return fw.close()
@@ -116,7 +116,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 
 // sendSyncOutcome sends the outcome and waits until it is written.
 func (h *workerHost) sendSyncOutcome(o *sandbox.Outcome) error {
-	body, err := json.Marshal(outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Err: o.Err})
+	body, err := json.Marshal(outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
 	if err != nil {
 		return err
 	}
@@ -161,8 +161,9 @@ type workerHost struct {
 }
 
 var (
-	_ sandbox.Host    = (*workerHost)(nil)
-	_ sandbox.LogSink = (*workerHost)(nil)
+	_ sandbox.Host        = (*workerHost)(nil)
+	_ sandbox.LogSink     = (*workerHost)(nil)
+	_ sandbox.PartialSink = (*workerHost)(nil)
 )
 
 func (h *workerHost) send(kind byte, v any) error {
@@ -212,6 +213,16 @@ func (h *workerHost) Log(entry string) {
 	body, err := json.Marshal(logMsg{Entry: entry})
 	if err == nil {
 		_ = h.fw.sendSync(kindLog, body)
+	}
+}
+
+// Partial implements sandbox.PartialSink: each value stored with
+// progress(value) streams to the server as it is stored, so a worker killed
+// at its deadline still leaves the last one.
+func (h *workerHost) Partial(value json.RawMessage) {
+	body, err := json.Marshal(partialMsg{Value: value})
+	if err == nil {
+		_ = h.fw.sendSync(kindPartial, body)
 	}
 }
 

@@ -67,7 +67,9 @@
 // whatever ctx says), MemoryBytes (the guest's linear memory, in 64 KiB
 // pages: an initial memory over it is refused with E_MODULE_LIMIT,
 // memory.grow past it returns -1), MaxCalls (the call past it completes at
-// once with status 1, E_TOOL_CALL_LIMIT), MaxResultBytes (E_OUTPUT_LIMIT),
+// once with status 1, E_TOOL_CALL_LIMIT), MaxResultBytes (E_OUTPUT_LIMIT, or
+// up to Job.KeepResultBytes the result comes back whole for the caller to
+// cut and page; a progress value over it is refused with -6),
 // MaxLogBytes (the log ABI and stdout/stderr share it; output past it is
 // dropped and Outcome.LogsTruncated set; more than 1 MiB past it stops the
 // run with E_OUTPUT_LIMIT) and MaxModuleBytes (E_MODULE_LIMIT).

@@ -199,6 +199,7 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 	}
 	defer e.release(h)
 	r := newRun(ctx, limits, host, input)
+	r.resultCap = job.ResultCap()
 	r.execute(h)
 	r.finish(out)
 	return out

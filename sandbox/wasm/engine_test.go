@@ -54,6 +54,11 @@ func TestFixtures(t *testing.T) {
 		{module: "result_replace", want: `{"b":[2,3]}`},
 		{module: "result_invalid", code: sandbox.EResultInvalid},
 		{module: "result_big", code: sandbox.EOutputLimit},
+		{module: "progress", limits: short, wantErr: func(t *testing.T, o *sandbox.Outcome) {
+			if o.Err == nil || o.Err.Code != sandbox.ETimeout || string(o.Partial) != `{"step":1}` {
+				t.Fatalf("got %v with partial %s; want E_TIMEOUT with {\"step\":1}", o.Err, o.Partial)
+			}
+		}},
 		{module: "wait_slow", limits: short, code: sandbox.ETimeout},
 		{module: "log", want: "null", logs: []string{`hello\n\u001b[31mred\t`, "bad \uFFFD\uFFFD utf8", ""}},
 		{module: "log_flood", code: sandbox.EOutputLimit},

@@ -26,6 +26,7 @@ const (
 	errTooSmall     = -3
 	errTooMany      = -4
 	errRunEnded     = -5
+	errNotStored    = -6 // progress: not valid JSON, or over the result budget
 	statusOK        = 0
 	statusToolError = 1
 )
@@ -123,12 +124,31 @@ var hostFuncs = map[string]hostFunc{
 			return
 		}
 		r.resultSet = true
-		if int64(n) > int64(r.limits.MaxResultBytes) {
+		if int64(n) > int64(r.resultCap) {
 			r.result, r.resultOver = nil, int(n)
 		} else {
 			r.result, r.resultOver = read(m, ptr, n), 0
 		}
 		s[0] = ret(0)
+	}},
+	"progress": {[]api.ValueType{i32, i32}, []api.ValueType{i32}, func(r *run, m api.Module, s []uint64) {
+		ptr, n := uint32(s[0]), uint32(s[1])
+		switch {
+		case !inBounds(m, ptr, n):
+			s[0] = ret(errBadArgument)
+		case r.ending():
+			s[0] = ret(errRunEnded)
+		case int64(n) > int64(r.limits.MaxResultBytes):
+			s[0] = ret(errNotStored)
+		default:
+			var b bytes.Buffer
+			if json.Compact(&b, read(m, ptr, n)) != nil {
+				s[0] = ret(errNotStored)
+				return
+			}
+			r.setPartial(b.Bytes())
+			s[0] = ret(0)
+		}
 	}},
 	"log": {[]api.ValueType{i32, i32}, nil, func(r *run, m api.Module, s []uint64) {
 		ptr, n := uint32(s[0]), uint32(s[1])

@@ -64,6 +64,7 @@ type run struct {
 	nextHandle int32
 	started    int
 
+	resultCap  int // the largest result kept (sandbox.Job.ResultCap)
 	result     []byte
 	resultSet  bool
 	resultOver int // length of a set_result over the budget, else 0
@@ -75,11 +76,16 @@ type run struct {
 	logsTrunc  bool
 	logDropped int
 	runErr     *sandbox.Error
+	// partial is the last value stored with progress (guest goroutine).
+	partial json.RawMessage
+	psink   sandbox.PartialSink
 }
 
 func newRun(ctx context.Context, limits sandbox.Limits, host sandbox.Host, input []byte) *run {
 	r := &run{ctx: ctx, limits: limits, host: host, input: input, handles: map[int32]*handle{}}
 	r.sink, _ = host.(sandbox.LogSink)
+	r.psink, _ = host.(sandbox.PartialSink)
+	r.resultCap = limits.MaxResultBytes
 	r.guestCtx, r.guestCancel = context.WithCancel(ctx)
 	r.callCtx, r.callCancel = context.WithCancel(ctx)
 	r.stdout = lineWriter{r: r}
@@ -179,7 +185,7 @@ func (r *run) close() {
 func (r *run) finish(out *sandbox.Outcome) {
 	r.stdout.flush()
 	r.stderr.flush()
-	out.Logs, out.LogsTruncated = r.logs, r.logsTrunc
+	out.Logs, out.LogsTruncated, out.Partial = r.logs, r.logsTrunc, r.partial
 	if r.runErr != nil {
 		out.Err = r.runErr
 		return
@@ -187,7 +193,7 @@ func (r *run) finish(out *sandbox.Outcome) {
 	switch {
 	case r.resultOver > 0:
 		out.Err = sandbox.Errorf(sandbox.EOutputLimit, "Return less data: aggregate or summarize in the program.",
-			fmt.Sprintf("the result is %d bytes, over the limit of %d bytes", r.resultOver, r.limits.MaxResultBytes))
+			fmt.Sprintf("the result is %d bytes, over the limit of %d bytes", r.resultOver, r.resultCap))
 	case r.resultSet:
 		var b bytes.Buffer
 		if err := json.Compact(&b, r.result); err != nil {
@@ -304,6 +310,15 @@ func (r *run) log(prefix string, p []byte, total int) {
 		r.stop(sandbox.Errorf(sandbox.EOutputLimit,
 			"Log less: output is capped; return data in the result instead.",
 			fmt.Sprintf("the program kept logging past its %d-byte log budget", r.limits.MaxLogBytes)))
+	}
+}
+
+// setPartial records a value stored with progress (compact JSON, within
+// the result budget) and hands it to the host's PartialSink.
+func (r *run) setPartial(b []byte) {
+	r.partial = b
+	if r.psink != nil {
+		r.psink.Partial(b)
 	}
 }
 

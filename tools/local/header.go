@@ -33,6 +33,7 @@ type Param struct {
 // Header is what a script's leading comment block declares.
 type Header struct {
 	Description string
+	Line        int // 1-based line of the @description tag
 	Params      []Param
 }
 
@@ -111,6 +112,7 @@ lines:
 				return Header{}, &HeaderError{Line: n, Msg: "a second @description"}
 			}
 			seenDesc = true
+			h.Line = n
 			desc.WriteString(strings.TrimSpace(s[len("@description"):]))
 			cont = continuationSentinel
 		case tagIs(s, "@param"):

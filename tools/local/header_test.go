@@ -18,7 +18,7 @@ func TestParseHeader(t *testing.T) {
 		{
 			name: "shell with continuation",
 			src:  "#!/bin/sh\n# @description Count lines.\n#   Of a file.\n# @param *path string the file\n#   relative to the root\n# @param n integer\necho hi\n# @param late string ignored\n",
-			want: Header{Description: "Count lines. Of a file.", Params: []Param{
+			want: Header{Description: "Count lines. Of a file.", Line: 2, Params: []Param{
 				{Name: "path", Type: "string", Required: true, Description: "the file relative to the root", Line: 4},
 				{Name: "n", Type: "integer", Line: 6},
 			}},
@@ -27,25 +27,25 @@ func TestParseHeader(t *testing.T) {
 		{
 			name:    "slash comments and blank lines",
 			src:     "#!/usr/bin/env node\n\n// @description Node tool.\n\n// @param flag boolean on or off\n",
-			want:    Header{Description: "Node tool.", Params: []Param{{Name: "flag", Type: "boolean", Description: "on or off", Line: 5}}},
+			want:    Header{Description: "Node tool.", Line: 3, Params: []Param{{Name: "flag", Type: "boolean", Description: "on or off", Line: 5}}},
 			errLine: -1,
 		},
 		{
 			name:    "dash comments",
 			src:     "-- @description SQL-ish.\n-- @param *q object the query\n",
-			want:    Header{Description: "SQL-ish.", Params: []Param{{Name: "q", Type: "object", Required: true, Description: "the query", Line: 2}}},
+			want:    Header{Description: "SQL-ish.", Line: 1, Params: []Param{{Name: "q", Type: "object", Required: true, Description: "the query", Line: 2}}},
 			errLine: -1,
 		},
 		{
 			name:    "empty comment line ends continuation; unknown tag ignored",
 			src:     "# @description A.\n#\n# license text\n# @author me\n# more\n",
-			want:    Header{Description: "A."},
+			want:    Header{Description: "A.", Line: 1},
 			errLine: -1,
 		},
 		{
 			name:    "control and zero-width characters stripped",
 			src:     "# @description Hi\u200b there\x1b[31m red\u202e.\n",
-			want:    Header{Description: "Hi there[31m red."},
+			want:    Header{Description: "Hi there[31m red.", Line: 1},
 			errLine: -1,
 		},
 		{name: "no description", src: "#!/bin/sh\n# @param x string\n", errLine: 0, errHas: "no @description"},
@@ -72,7 +72,7 @@ func TestParseHeader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.Description != tt.want.Description || len(h.Params) != len(tt.want.Params) {
+			if h.Description != tt.want.Description || h.Line != tt.want.Line || len(h.Params) != len(tt.want.Params) {
 				t.Fatalf("got %+v, want %+v", h, tt.want)
 			}
 			for i := range h.Params {

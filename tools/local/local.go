@@ -338,6 +338,7 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 		Description: h.Description,
 		InputSchema: schema,
 		Source:      "local",
+		Pos:         fmt.Sprintf("%s:%d", path, h.Line),
 		Handler:     sc.call,
 	}, f
 }

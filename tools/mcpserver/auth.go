@@ -129,7 +129,7 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		p := s.principalFor(req)
-		ok2 := map[string]bool{RunCodeName: true}
+		ok2 := map[string]bool{RunCodeName: true, ReadOutputName: true}
 		for _, t := range s.broker.Exposed(tools.Direct, p) {
 			ok2[t.Name] = true
 		}

@@ -20,6 +20,16 @@ import (
 // is an object schema returns its result as is; any other tool (an array, a
 // number, or an undescribed result) returns {"result": <value>}, and its
 // output schema is wrapped the same way.
+//
+// A DirectRaw tool (a proxy of an upstream MCP server) returns a whole
+// CallToolResult, served as is: content blocks, structuredContent and
+// isError as the upstream sent them (plus the broker's notes, if any). Its
+// listed output schema is the upstream's own: OutputSchema if it is an
+// object schema, wrapped as above if it is another (the value inside the
+// upstream's {"result": v}), and none if OutputSchema is nil, so that
+// clients that check structured content against the listed schema (the
+// TypeScript SDK does) see the schema the upstream's results were written
+// for.
 func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 	in := t.InputSchema
 	if in == nil {
@@ -31,16 +41,16 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 	}
 	wrap := !isObjectSchema(t.OutputSchema)
 	out := t.OutputSchema
-	if wrap {
+	if wrap && (!t.DirectRaw || t.OutputSchema != nil) {
 		out = wrapSchema(t.OutputSchema)
 	}
+	raw := t.DirectRaw
 	name := t.Name
 	mt := &mcp.Tool{
-		Name:         name,
-		Title:        t.Title,
-		Description:  t.Description,
-		InputSchema:  in,
-		OutputSchema: out,
+		Name:        name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: in,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.Title,
 			ReadOnlyHint:    t.Effects.ReadOnly,
@@ -49,6 +59,9 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 			OpenWorldHint:   ptr(t.Effects.OpenWorld),
 		},
 	}
+	if out != nil {
+		mt.OutputSchema = out
+	}
 	h := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.callContext(ctx, req)
 		defer cancel()
@@ -56,10 +69,19 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 		if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 			args = json.RawMessage("{}")
 		}
-		res, err := s.broker.Direct(ctx, bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
+		out, err := s.broker.DirectOutcome(ctx, bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
 			Approver: sessionApprover{req.Session}})
 		if err != nil {
 			return errorResult(sandbox.AsError(err, sandbox.EToolFailed)), nil
+		}
+		res := out.Result
+		if raw {
+			var r mcp.CallToolResult
+			if err := json.Unmarshal(res, &r); err != nil {
+				s.log.Warn("mcpserver: tool returned an invalid MCP result", "tool", name)
+				return errorResult(&sandbox.Error{Code: sandbox.EToolFailed, Tool: name, Message: "tool " + name + " returned an invalid MCP result"}), nil
+			}
+			return withNotes(&r, out), nil
 		}
 		if wrap {
 			b, err := json.Marshal(struct {
@@ -69,16 +91,34 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 				s.log.Warn("mcpserver: tool returned invalid JSON", "tool", name)
 				return errorResult(&sandbox.Error{Code: sandbox.EToolFailed, Tool: name, Message: "tool " + name + " returned invalid JSON"}), nil
 			}
-			return jsonResult(b, false), nil
+			return withNotes(jsonResult(b, false), out), nil
 		}
 		if !isJSONObject(res) {
 			s.log.Warn("mcpserver: tool result does not match its object output schema", "tool", name)
 			return errorResult(&sandbox.Error{Code: sandbox.EToolFailed, Tool: name,
 				Message: "tool " + name + " returned a result that does not match its output schema"}), nil
 		}
-		return jsonResult(res, false), nil
+		return withNotes(jsonResult(res, false), out), nil
 	}
 	return toolDef{tool: mt, handler: h}, nil
+}
+
+// withNotes adds the broker's notes about a direct call (its output was cut
+// by whole items, or it used a deprecated name) to the call's result: one
+// text block each after the result's JSON, for the model, and the same
+// facts in _meta ("truncated", "next_action") for programs. The structured
+// content is left as the tool's output schema describes it.
+func withNotes(r *mcp.CallToolResult, o bindings.DirectResult) *mcp.CallToolResult {
+	for _, n := range o.Notes {
+		r.Content = append(r.Content, &mcp.TextContent{Text: n})
+	}
+	if len(o.Meta) > 0 {
+		r.Meta = mcp.Meta{}
+		for k, v := range o.Meta {
+			r.Meta[k] = v
+		}
+	}
+	return r
 }
 
 func isObjectSchema(s *jsonschema.Schema) bool {

@@ -17,8 +17,23 @@
 // timeout_ms (and module_base64 for WebAssembly) and answers with a
 // sandbox.Result as structured content plus the same compact JSON as a text
 // block. A failed program is a result with isError set and error.code, never
-// a protocol error. Its description lists the callable bindings (name and one
-// line each) so a model can write a program without further lookups.
+// a protocol error. Its description lists the callable bindings (TypeScript
+// signature and one line each) so a model can write a program without
+// further lookups.
+//
+// # Large catalogs
+//
+// tools/list stays small whatever the catalog size. When a program may call
+// more than Config.ListThreshold tools (default 30), run_code's description
+// names the tool families (name prefix and count) and points to
+// search_tools and describe_tools (tools.$search and tools.$describe in
+// programs) instead of listing each tool; when more than that many tools
+// are exposed to direct callers, only run_code, read_output, the discovery
+// tools and tools the policy pins (`pin: true`) are served as MCP tools;
+// the others stay callable from programs. With the 202-tool fixture
+// repeated to 500 tools, tools/list is about 13.5 KB and the description
+// about 1.6 KB (TestListingLargeCatalog). Add the discovery tools with
+// bindings.AddDiscovery.
 //
 // A catalog tool exposed to direct callers is served with its input schema,
 // an output schema and annotations taken from tools.Effects. MCP requires
@@ -34,11 +49,31 @@
 //
 // # Progress and cancellation
 //
-// When a client sends a progressToken with run_code, the server reports tool
-// calls as they complete ("12 calls done (11 ok, 1 failed)"), at most once per
-// Config.ProgressInterval. notifications/cancelled cancels the run, which
-// ends with E_CANCELLED; over HTTP, a client that disconnects while its call
-// runs cancels it too.
+// When a client sends a progressToken with run_code, the server reports the
+// run as it goes ("12 calls done (11 ok, 1 failed), 3 in flight, 2.5s
+// elapsed; progress saved once"): soon after a call starts or finishes or
+// the program saves progress(value), at most once per
+// Config.ProgressInterval, and as a heartbeat every second (or
+// ProgressInterval, if longer) while nothing changes. The progress value
+// is the elapsed time in milliseconds, with no total. notifications/cancelled
+// cancels the run, which ends with E_CANCELLED; over HTTP, a client that
+// disconnects while its call runs cancels it too. A run that fails —
+// cancelled, timed out, anything — still reports its calls, its logs and
+// the last value saved with progress(value) (Result.Partial).
+//
+// # Long results
+//
+// A result over the result budget (up to 8 MiB, sandbox.MaxKeptResultBytes)
+// comes back cut: truncated is true, result is the first page of the
+// result's compact JSON as a string, and output_ref, output_bytes and
+// output_next_offset say where the rest is. The read_output tool pages
+// through it ({ref, offset, limit} → {ref, offset, data, next_offset,
+// total_bytes, eof}); offsets are bytes, pages end at character
+// boundaries, and the pages concatenated are exactly the JSON text. The
+// server keeps at most Config.MaxOutputs outputs and Config.MaxOutputBytes
+// bytes (the least recently read go first) for Config.OutputTTL each; a
+// ref is 128 random bits, bound to the principal of the run: another
+// principal's ref, an expired one or a made-up one is the same E_TOOL_ARGS.
 //
 // # Security
 //

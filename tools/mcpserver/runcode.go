@@ -82,7 +82,8 @@ func (s *Server) runCodeAnnotations() *mcp.ToolAnnotations {
 }
 
 // runCodeDescription explains the guest API and lists the callable
-// bindings, compactly.
+// bindings compactly, or, when they are too many, their families and how to
+// find them (see Config.ListThreshold).
 func (s *Server) runCodeDescription() string {
 	bound := s.broker.Exposed(tools.Code, s.principal)
 	lim := s.runner.Limits()
@@ -91,30 +92,13 @@ func (s *Server) runCodeDescription() string {
 		"Use it to chain, loop over, fan out, filter or aggregate tool calls in one step.\n\n" +
 		"The code is the body of an async function: use top-level `await` and `return` a JSON value. " +
 		"Globals: `tools.<name>(args)` returns a Promise of the tool's result; `tools.call(name, args)`; " +
-		"`input` (the input argument); `console.log` (captured in logs). " +
+		"`input` (the input argument); `console.log` (captured in logs); " +
+		"`progress(value)` saves a JSON snapshot of the work so far, returned as `partial` if the run then fails (a timeout, say). " +
 		"A failed call rejects with a ToolError {code, message, hint}; catch it, or the run fails with its code. " +
 		"No require/import, fetch, timers, eval or filesystem; each run starts fresh.\n")
-	fmt.Fprintf(&b, "Limits: %s per run, %d tool calls, %d KiB result.\n",
-		lim.Timeout, lim.MaxCalls, lim.MaxResultBytes>>10)
-	if len(bound) == 0 {
-		b.WriteString("\nNo tools are callable yet.\n\nExample: return input.length;")
-		return b.String()
-	}
-	b.WriteString("\nCallable tools:\n")
-	for i, t := range bound {
-		if i == s.maxListed {
-			fmt.Fprintf(&b, "(and %d more; call them by name)\n", len(bound)-i)
-			break
-		}
-		sum := clip(strings.TrimSpace(t.Summary()), 240)
-		if sum == "" {
-			fmt.Fprintf(&b, "- %s\n", t.Name)
-		} else {
-			fmt.Fprintf(&b, "- %s: %s\n", t.Name, sum)
-		}
-	}
-	b.WriteString("\nExample: ")
-	b.WriteString(exampleProgram(bound))
+	fmt.Fprintf(&b, "Limits: %s per run, %d tool calls, %d KiB result (a larger one comes back cut, with output_ref for %s).\n",
+		lim.Timeout, lim.MaxCalls, lim.MaxResultBytes>>10, ReadOutputName)
+	s.writeBindings(&b, bound) // listing.go
 	return b.String()
 }
 
@@ -154,7 +138,8 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	ctx, cancel := s.callContext(ctx, req)
 	defer cancel()
 
-	rr := bindings.RunRequest{Program: prog, ModuleSHA256: sha, Limits: lim, Principal: s.principalFor(req),
+	principal := s.principalFor(req)
+	rr := bindings.RunRequest{Program: prog, ModuleSHA256: sha, Limits: lim, Principal: principal,
 		Approver: sessionApprover{req.Session}}
 	var pr *progressReporter
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
@@ -164,6 +149,20 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	res := s.runner.Run(ctx, rr)
 	if pr != nil {
 		pr.stop() // no progress after the response
+	}
+	if res.Whole != nil {
+		// The result was cut to its first page: keep the whole for
+		// read_output. If the store cannot take it, the page stands alone.
+		if ref, ok := s.outputs.put(principal.ID, res.Whole); ok {
+			res.OutputRef = ref
+		}
+		res.Whole = nil
+	}
+	if res.WholeLogs != nil {
+		if ref, ok := s.outputs.put(principal.ID, res.WholeLogs); ok {
+			res.LogsRef = ref
+		}
+		res.WholeLogs = nil
 	}
 	return s.runResult(res), nil
 }
@@ -268,34 +267,45 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (p sandbox.Program, sha stri
 	return p, sha, lim, nil
 }
 
-// progressReporter sends rate-limited progress notifications for one run.
-// update is called from the engine's goroutines and never blocks; a single
-// goroutine does the sending.
+// progressReporter sends rate-limited progress notifications for one run:
+// one soon after each change (a call started or finished, a value stored
+// with progress(value)), never two within interval of each other, and a
+// heartbeat every heartbeat (at least 1 s) while nothing changes, so a
+// client that resets its request timeout on progress keeps waiting for a
+// long run. update is called from the engine's goroutines and never
+// blocks; a single goroutine does the sending.
+//
+// Progress is the run's elapsed time in milliseconds (strictly increasing,
+// with no total); the message says what happened: "12 calls done (11 ok, 1
+// failed), 3 in flight, 2.5s elapsed".
 type progressReporter struct {
-	ctx      context.Context
-	session  *mcp.ServerSession
-	token    any
-	interval time.Duration
+	ctx       context.Context
+	session   *mcp.ServerSession
+	token     any
+	interval  time.Duration
+	heartbeat time.Duration
+	start     time.Time
 
 	wake chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex // guards latest
-	latest sandbox.CallStats
+	latest bindings.RunProgress
 }
 
 func newProgressReporter(ctx context.Context, ss *mcp.ServerSession, token any, interval time.Duration) *progressReporter {
 	p := &progressReporter{ctx: ctx, session: ss, token: token, interval: interval,
+		heartbeat: max(interval, time.Second), start: time.Now(),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.loop()
 	return p
 }
 
-func (p *progressReporter) update(st sandbox.CallStats) {
+func (p *progressReporter) update(st bindings.RunProgress) {
 	p.mu.Lock()
-	if st.Total > p.latest.Total {
+	if st.Seq > p.latest.Seq {
 		p.latest = st
 	}
 	p.mu.Unlock()
@@ -312,11 +322,19 @@ func (p *progressReporter) stop() {
 
 func (p *progressReporter) loop() {
 	defer p.wg.Done()
-	sent := 0
-	var last time.Time
+	beat := time.NewTicker(p.heartbeat)
+	defer beat.Stop()
+	var (
+		sent     uint64 // Seq of the last snapshot sent
+		last     time.Time
+		progress float64
+	)
 	for {
+		heartbeat := false
 		select {
 		case <-p.wake:
+		case <-beat.C:
+			heartbeat = true
 		case <-p.done:
 			return
 		}
@@ -332,30 +350,44 @@ func (p *progressReporter) loop() {
 		p.mu.Lock()
 		st := p.latest
 		p.mu.Unlock()
-		if st.Total <= sent {
+		if st.Seq <= sent && !(heartbeat && time.Since(last) >= p.heartbeat/2) {
 			continue
 		}
-		sent = st.Total
-		last = time.Now()
+		elapsed := time.Since(p.start)
+		// MCP requires progress to increase with every notification.
+		progress = max(progress+1, float64(elapsed.Milliseconds()))
+		sent, last = st.Seq, time.Now()
 		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: p.token,
-			Progress:      float64(st.Total),
-			Message:       progressMessage(st),
+			Progress:      progress,
+			Message:       progressMessage(st, elapsed),
 		})
 	}
 }
 
-// progressMessage is like "12 calls done (11 ok, 1 failed)".
-func progressMessage(st sandbox.CallStats) string {
+// progressMessage is like "12 calls done (11 ok, 1 failed), 3 in flight,
+// 2.5s elapsed", with ", 1 denied" inside the parentheses when calls were
+// denied and "; progress saved 2 times" when the program stored values
+// with progress(value).
+func progressMessage(st bindings.RunProgress, elapsed time.Duration) string {
+	c := st.Calls
 	noun := "calls"
-	if st.Total == 1 {
+	if c.Total == 1 {
 		noun = "call"
 	}
-	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", st.Total, noun, st.OK, st.Failed)
-	if st.Denied > 0 {
-		msg += fmt.Sprintf(", %d denied", st.Denied)
+	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", c.Total, noun, c.OK, c.Failed)
+	if c.Denied > 0 {
+		msg += fmt.Sprintf(", %d denied", c.Denied)
 	}
-	return msg + ")"
+	msg += fmt.Sprintf("), %d in flight, %.1fs elapsed", st.InFlight, elapsed.Seconds())
+	switch st.Partials {
+	case 0:
+	case 1:
+		msg += "; progress saved once"
+	default:
+		msg += fmt.Sprintf("; progress saved %d times", st.Partials)
+	}
+	return msg
 }
 
 func isSHA256Hex(s string) bool {

@@ -22,7 +22,9 @@ const RunCodeName = "run_code"
 
 // reserved are MCP tool names of the server itself; a catalog tool with one
 // of these names is not served directly (it stays callable from programs).
-var reserved = map[string]bool{RunCodeName: true, "search_tools": true, "describe_tools": true}
+// search_tools and describe_tools are catalog tools (bindings.AddDiscovery),
+// served like any other, and always (they are pinned).
+var reserved = map[string]bool{RunCodeName: true, ReadOutputName: true}
 
 // Config configures a Server. Every optional field's zero value is the safe
 // default, stated on the field. New copies the Config; later changes to it
@@ -60,9 +62,20 @@ type Config struct {
 	// of one run_code call (sent only when the client asked for progress).
 	// If zero, 100 ms; if negative, no progress notifications are sent.
 	ProgressInterval time.Duration
-	// MaxListedBindings caps how many callable tools the run_code
-	// description lists by name, so tools/list stays small whatever the
-	// catalog size. If zero, 50.
+	// ListThreshold keeps tools/list small whatever the catalog size: when
+	// a program may call at most this many tools, run_code's description
+	// lists each with its signature; when more, it names the tool families
+	// and points to search_tools and describe_tools instead. Likewise, when
+	// more than this many tools are exposed to direct callers, only the
+	// pinned ones (policy `pin: true`, see bindings.Pinner) and the
+	// discovery tools are served as MCP tools; the rest stay callable from
+	// programs. If zero, MaxListedBindings if set, else 30; if negative,
+	// there is no threshold (every tool is listed and served).
+	ListThreshold int
+	// MaxListedBindings is the former name of ListThreshold, used only when
+	// ListThreshold is zero.
+	//
+	// Deprecated: use ListThreshold.
 	MaxListedBindings int
 	// MaxRequestBytes caps the body of one HTTP request (HTTPHandler); a
 	// larger body is refused with 413. If zero, 4 MiB, or enough for the
@@ -77,6 +90,14 @@ type Config struct {
 	// SessionTimeout closes HTTP sessions idle for this long. If zero, 30
 	// minutes; if negative, idle sessions are never closed.
 	SessionTimeout time.Duration
+	// MaxOutputs and MaxOutputBytes bound the results kept for read_output
+	// (results over the result budget, cut for the model): past either, the
+	// least recently read goes. If zero, 64 outputs and 64 MiB.
+	MaxOutputs     int
+	MaxOutputBytes int64
+	// OutputTTL is how long a kept result stays readable. If zero, 10
+	// minutes.
+	OutputTTL time.Duration
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -89,17 +110,19 @@ type Server struct {
 	log       *slog.Logger
 	principal bindings.Principal
 	progress  time.Duration
-	maxListed int
+	threshold int // ListThreshold; 0: none
 	maxBody   int64
 	origins   map[string]bool
 	idle      time.Duration
 	tokens    *tokenSet // nil: HTTP is not authenticated
 	metrics   http.Handler
+	outputs   *outputStore // results cut for the model, for read_output
 
 	inflight sync.Map // HTTP request token → context.Context of the HTTP request
 
-	mu     sync.Mutex        // guards served; serializes Refresh
-	served map[string][]byte // MCP tool name → JSON of its definition
+	mu       sync.Mutex        // guards served and unlisted; serializes Refresh
+	served   map[string][]byte // MCP tool name → JSON of its definition
+	unlisted int               // direct tools not served at the last Refresh (over the threshold)
 }
 
 // New returns a Server for cfg, with its tool list synced from the catalog.
@@ -113,12 +136,13 @@ func New(cfg Config) (*Server, error) {
 		log:       cfg.Logger,
 		principal: cfg.Principal,
 		progress:  cfg.ProgressInterval,
-		maxListed: cfg.MaxListedBindings,
+		threshold: cfg.ListThreshold,
 		maxBody:   cfg.MaxRequestBytes,
 		idle:      cfg.SessionTimeout,
 		origins:   make(map[string]bool),
 		served:    make(map[string][]byte),
 		metrics:   cfg.Metrics,
+		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
 	}
 	if len(cfg.Tokens) > 0 {
 		ts, err := newTokenSet(cfg.Tokens)
@@ -136,8 +160,13 @@ func New(cfg Config) (*Server, error) {
 	if s.progress == 0 {
 		s.progress = 100 * time.Millisecond
 	}
-	if s.maxListed <= 0 {
-		s.maxListed = 50
+	switch {
+	case s.threshold < 0:
+		s.threshold = 0
+	case s.threshold == 0 && cfg.MaxListedBindings > 0:
+		s.threshold = cfg.MaxListedBindings
+	case s.threshold == 0:
+		s.threshold = DefaultListThreshold
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = max(4<<20, int64(base64.StdEncoding.EncodedLen(s.runner.Limits().MaxModuleBytes))+1<<20)
@@ -211,10 +240,27 @@ func (s *Server) Refresh() (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	want := map[string]toolDef{RunCodeName: s.runCodeTool()}
-	for _, t := range s.exposedToAny() {
+	want := map[string]toolDef{RunCodeName: s.runCodeTool(), ReadOutputName: s.readOutputTool()}
+	direct := s.exposedToAny()
+	large := s.overThreshold(direct)
+	var unlisted, directOnly int
+	var code map[string]bool // tools programs may call, when large
+	if large {
+		code = map[string]bool{}
+		for _, t := range s.broker.Exposed(tools.Code, s.principal) {
+			code[t.Name] = true
+		}
+	}
+	for _, t := range direct {
 		if reserved[t.Name] {
 			s.log.Warn("mcpserver: tool name is reserved for the server; it is not served directly", "tool", t.Name)
+			continue
+		}
+		if large && !s.broker.Pinned(t, s.principal) {
+			unlisted++
+			if !code[t.Name] {
+				directOnly++
+			}
 			continue
 		}
 		d, err := s.directTool(t)
@@ -224,6 +270,16 @@ func (s *Server) Refresh() (err error) {
 		}
 		want[t.Name] = d
 	}
+
+	if unlisted > 0 && unlisted != s.unlisted {
+		s.log.Info("mcpserver: catalog over the list threshold; unpinned tools are reachable from programs only",
+			"threshold", s.threshold, "unlisted", unlisted)
+		if directOnly > 0 {
+			s.log.Warn("mcpserver: tools that programs may not call are not served: pin them in the policy (pin: true)",
+				"count", directOnly)
+		}
+	}
+	s.unlisted = unlisted
 
 	var gone []string
 	for name := range s.served {

@@ -265,7 +265,8 @@ func TestListTools(t *testing.T) {
 			for _, tl := range lt.Tools {
 				byName[tl.Name] = tl
 			}
-			want := []string{"get_budget_by_level", "get_expenses", "get_team_members", "ping", "run_code"}
+			want := []string{"get_budget_by_level", "get_expenses", "get_financials", "get_price_history", "get_stock_snapshot",
+				"get_team_members", "ping", "read_output", "run_code", "search_competitors", "search_news"}
 			var got []string
 			for n := range byName {
 				got = append(got, n)
@@ -465,6 +466,7 @@ func TestDirectCalls(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
+	re := regexp.MustCompile(`^(\d+) calls? done \(\d+ ok, \d+ failed(, \d+ denied)?\), (\d+) in flight, \d+\.\ds elapsed(; progress saved (once|\d+ times))?$`)
 	for _, proto := range protocols {
 		t.Run("proto="+proto, func(t *testing.T) {
 			var (
@@ -474,7 +476,8 @@ func TestProgress(t *testing.T) {
 				once sync.Once
 			)
 			// gate lets the program go on only after the client has seen a
-			// progress notification, so the test does not depend on timing.
+			// notification with the three pings done and the gate itself in
+			// flight, so the test does not depend on timing.
 			gate := &tools.Tool{Name: "gate", Description: "Waits for the test.",
 				Handler: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 					select {
@@ -489,12 +492,14 @@ func TestProgress(t *testing.T) {
 					mu.Lock()
 					got = append(got, r.Params)
 					mu.Unlock()
-					once.Do(func() { close(seen) })
+					if m := re.FindStringSubmatch(r.Params.Message); m != nil && m[1] == "3" && m[3] == "1" {
+						once.Do(func() { close(seen) })
+					}
 				}}})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
-				"code": `await Promise.all([1, 2, 3].map((n) => tools.ping({n}))); return await tools.gate({});`}}
+				"code": `await Promise.all([1, 2, 3].map((n) => tools.ping({n}))); progress({pinged: 3}); return await tools.gate({});`}}
 			params.SetProgressToken("tok-1")
 			res, err := h.cs.CallTool(ctx, params)
 			if err != nil || res.IsError {
@@ -505,7 +510,6 @@ func TestProgress(t *testing.T) {
 			if len(got) == 0 {
 				t.Fatal("no progress notification")
 			}
-			re := regexp.MustCompile(`^\d+ calls? done \(\d+ ok, \d+ failed(, \d+ denied)?\)$`)
 			last := 0.0
 			for _, p := range got {
 				if p.ProgressToken != "tok-1" {
@@ -517,7 +521,15 @@ func TestProgress(t *testing.T) {
 				if p.Progress <= last {
 					t.Errorf("progress %v after %v: not increasing", p.Progress, last)
 				}
+				if p.Total != 0 {
+					t.Errorf("total = %v, want none (progress is elapsed milliseconds)", p.Total)
+				}
 				last = p.Progress
+			}
+			// The notification that let the gate go reported the saved
+			// progress too (stored before the gate's call started).
+			if m := got[len(got)-1].Message; !strings.Contains(m, "progress saved once") {
+				t.Errorf("last message %q does not mention the saved progress", m)
 			}
 		})
 	}
@@ -630,7 +642,7 @@ func TestRefresh(t *testing.T) {
 	}
 	waitChanged(t, changed)
 	names, desc := listNames(t, h)
-	if !slices.Contains(names, "echo_tool") || !strings.Contains(desc, "echo_tool: Echoes.") {
+	if !slices.Contains(names, "echo_tool") || !strings.Contains(desc, "echo_tool(args?: {}): Promise<unknown> — Echoes.") {
 		t.Fatalf("after add: tools %v, run_code description %q", names, desc)
 	}
 	h.cat.Remove("echo_tool")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sort"
 	"sync"
 	"time"
 
@@ -18,14 +19,21 @@ type Options struct {
 	// Logger receives warnings (skipped servers and tools). If nil, they
 	// are discarded (they are also in Set.Warnings).
 	Logger *slog.Logger
-	// Pins pins tool definitions. If nil, a fresh in-memory set is used.
+	// Pins pins tool definitions. If nil, a fresh in-memory set is used:
+	// every definition is trusted at first sight again at each start. Use
+	// OpenPins to keep them in a file.
 	Pins *Pins
 	// ReconnectMin and ReconnectMax bound the delay between attempts to
-	// reconnect to a server whose session dropped: the delay starts at
-	// ReconnectMin (default 250ms), doubles after each failed attempt up to
-	// ReconnectMax (default 30s), and each wait is jittered down by up to
-	// half.
+	// connect to a server whose session dropped or whose first connection
+	// failed: the delay starts at ReconnectMin (default 250ms), doubles
+	// after each failed attempt up to ReconnectMax (default 30s), and each
+	// wait is jittered down by up to half.
 	ReconnectMin, ReconnectMax time.Duration
+	// PinPoll is how often a pin file is checked for changes (an approval
+	// by `sandcall tools approve` in another process); when it changed,
+	// every server's tools are listed again. If zero, 1s. Pins in memory
+	// are not polled.
+	PinPoll time.Duration
 }
 
 // Set is the connected upstream servers whose tools are in a catalog.
@@ -36,20 +44,23 @@ type Set struct {
 
 	ctx        context.Context // done on Close: stops the supervisors
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup // supervisors
+	wg         sync.WaitGroup // supervisors and the pin watcher
 	refreshMu  sync.Mutex     // serializes refresh
 	minBackoff time.Duration
 	maxBackoff time.Duration
 
 	mu       sync.Mutex
-	conns    map[string]*Conn    // server name → connection
-	added    map[string][]string // server name → catalog names added
+	conns    map[string]*Conn             // server name → live connection
+	added    map[string]map[string]string // server name → catalog name → definition hash
+	disabled map[string]string            // catalog name → server name, for changed definitions
 	warnings []string
+	warned   map[string]bool
 }
 
 // Warnings returns the problems met so far while loading, connecting,
-// listing and reconnecting: each skipped a file, a server or a tool, and the
-// rest loaded. It is safe to call while background reconnects run.
+// listing and reconnecting, each once: each skipped a file, a server or a
+// tool, and the rest loaded. It is safe to call while background
+// reconnects run.
 func (s *Set) Warnings() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,20 +68,23 @@ func (s *Set) Warnings() []string {
 }
 
 // Attach loads the upstream server configs, connects to every enabled
-// server, and adds their tools to cat. A server that fails to load or
-// connect, and a tool that cannot be added, is skipped with a warning; the
-// others still load. Close the Set to stop the servers.
+// server, and adds their tools to cat. A server that fails to load, and a
+// tool that cannot be added, is skipped with a warning; the others still
+// load. Close the Set to stop the servers.
 //
-// Until Close, each connected server is supervised: on
-// notifications/tools/list_changed its tools are listed again (see
-// Refresh), and when its session drops (a stdio server exits, an HTTP
-// session ends) it is reconnected with exponential backoff and its tools
-// re-listed. During the outage its tools stay in the catalog and fail with
-// a retryable E_TOOL_FAILED. A server that could not be connected at all
-// is not retried.
+// Until Close, each server is supervised: one whose first connection
+// failed is retried in the background with exponential backoff (see
+// Options.ReconnectMin) and its tools are added when it comes up; on
+// notifications/tools/list_changed a server's tools are listed again (see
+// Refresh); and when its session drops (a stdio server exits, an HTTP
+// session ends) it is reconnected the same way and its tools re-listed.
+// During an outage its tools stay in the catalog and fail with a retryable
+// E_TOOL_FAILED. With a pin file, an approval written by another process
+// is picked up within Options.PinPoll.
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger,
-		conns: map[string]*Conn{}, added: map[string][]string{},
+		conns: map[string]*Conn{}, added: map[string]map[string]string{}, warned: map[string]bool{},
+		disabled:   map[string]string{},
 		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
 	if s.minBackoff <= 0 {
 		s.minBackoff = 250 * time.Millisecond
@@ -95,29 +109,55 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := Connect(ctx, srv)
-			if err != nil {
-				s.warn(fmt.Sprintf("Failed to connect to %q: %v", srv.Name, err))
-				return
+			c := newConn(srv)
+			up := true
+			if err := c.dial(ctx); err != nil {
+				s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", srv.Name, err))
+				up = false
+			} else {
+				s.track(c)
+				s.refresh(ctx, c)
 			}
-			s.mu.Lock()
-			s.conns[srv.Name] = c
-			s.mu.Unlock()
-			s.refresh(ctx, c)
 			s.wg.Add(1)
-			go s.supervise(c)
+			go s.supervise(c, up)
 		}()
 	}
 	wg.Wait()
+	if s.pins.Path() != "" {
+		every := opts.PinPoll
+		if every <= 0 {
+			every = time.Second
+		}
+		s.wg.Add(1)
+		go s.watchPins(every)
+	}
 	return s
 }
 
-// supervise re-lists c's tools when the server says they changed, and
-// reconnects when its session drops, until Close.
-func (s *Set) supervise(c *Conn) {
+// track makes c the live connection of its server.
+func (s *Set) track(c *Conn) {
+	s.mu.Lock()
+	s.conns[c.Server.Name] = c
+	s.mu.Unlock()
+}
+
+// supervise connects c while it is down (up false) with backoff, then
+// re-lists its tools when the server says they changed, and reconnects
+// when its session drops, until Close.
+func (s *Set) supervise(c *Conn, up bool) {
 	defer s.wg.Done()
+	defer c.Close()
 	name := c.Server.Name
 	for {
+		if !up {
+			if !s.reconnect(c) {
+				return
+			}
+			s.track(c)
+			s.log.Info("upstream: connected", "server", name)
+			s.refresh(s.ctx, c)
+		}
+		up = false
 		sess := c.session()
 		done := make(chan struct{})
 		go func() { _ = sess.Wait(); close(done) }()
@@ -132,44 +172,81 @@ func (s *Set) supervise(c *Conn) {
 				break serving
 			}
 		}
-		s.log.Warn("upstream: connection lost; reconnecting", "server", name)
-		delay := s.minBackoff
-		for {
-			wait := delay/2 + rand.N(delay/2+1)
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			err := c.dial(s.ctx)
-			if err == nil {
-				break
-			}
-			if s.ctx.Err() != nil {
-				return
-			}
-			s.log.Warn("upstream: reconnect failed", "server", name, "err", err, "retry_in", min(delay*2, s.maxBackoff))
-			delay = min(delay*2, s.maxBackoff)
-		}
-		if s.ctx.Err() != nil { // Close raced with the reconnect
-			_ = c.Close()
+		if s.ctx.Err() != nil {
 			return
 		}
-		s.log.Info("upstream: reconnected", "server", name)
-		s.refresh(s.ctx, c)
+		s.log.Warn("upstream: connection lost; reconnecting", "server", name)
 	}
 }
 
+// reconnect dials c with jittered exponential backoff until it works
+// (true) or the Set is closed (false).
+func (s *Set) reconnect(c *Conn) bool {
+	delay := s.minBackoff
+	for {
+		wait := delay/2 + rand.N(delay/2+1)
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		err := c.dial(s.ctx)
+		if s.ctx.Err() != nil { // Close raced with the dial
+			return false
+		}
+		if err == nil {
+			return true
+		}
+		s.log.Warn("upstream: connection failed", "server", c.Server.Name, "err", err, "retry_in", min(delay*2, s.maxBackoff))
+		delay = min(delay*2, s.maxBackoff)
+	}
+}
+
+// watchPins re-reads the pin file every period and lists every server's
+// tools again when a pin changed, so that an approval re-enables its tool
+// without a restart.
+func (s *Set) watchPins(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed, err := s.pins.Reload()
+		if err != nil {
+			s.warn(err.Error())
+			continue
+		}
+		if changed {
+			s.log.Info("upstream: pin file changed; listing tools again", "file", s.pins.Path())
+			s.Refresh(s.ctx)
+		}
+	}
+}
+
+// warn records msg once (and logs it once).
 func (s *Set) warn(msg string) {
-	s.log.Warn("upstream: " + msg)
 	s.mu.Lock()
-	s.warnings = append(s.warnings, msg)
+	seen := s.warned[msg]
+	if !seen {
+		s.warned[msg] = true
+		s.warnings = append(s.warnings, msg)
+	}
 	s.mu.Unlock()
+	if !seen {
+		s.log.Warn("upstream: " + msg)
+	}
 }
 
 // Refresh lists every connected server's tools again: new tools are added,
 // vanished ones removed, and a tool whose definition changed since it was
-// pinned is removed and reported until Pins.Approve accepts it.
+// pinned is removed and reported until it is approved (Pins.Approve,
+// Pins.Pin or `sandcall tools approve`). The catalog changes in one step
+// per server (tools.Catalog.Replace): a tool that stays is never missing,
+// even for a moment.
 func (s *Set) Refresh(ctx context.Context) {
 	s.mu.Lock()
 	conns := make([]*Conn, 0, len(s.conns))
@@ -185,34 +262,75 @@ func (s *Set) Refresh(ctx context.Context) {
 func (s *Set) refresh(ctx context.Context, c *Conn) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
+	name := c.Server.Name
 	listed, errs, err := c.Tools(ctx)
 	if err != nil {
-		s.warn(fmt.Sprintf("server %q: listing tools: %v", c.Server.Name, err))
+		s.warn(fmt.Sprintf("server %q: listing tools: %v", name, err))
 		return
 	}
 	for _, e := range errs {
 		s.warn(e.Error())
 	}
 	s.mu.Lock()
-	old := s.added[c.Server.Name]
+	old := s.added[name]
 	s.mu.Unlock()
-	for _, n := range old {
-		s.cat.Remove(n)
-	}
-	var names []string
+	keep := map[string]string{}
+	disabled := map[string]bool{}
+	var add []*tools.Tool
+	scratch, _ := tools.NewCatalog()
 	for _, l := range listed {
-		if !s.pins.Check(l.Tool.Name, l.Hash) {
-			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", c.Server.Name, l.Tool.Name, l.Tool.Name))
+		tn := l.Tool.Name
+		ok, perr := s.pins.Check(tn, l.Hash)
+		if perr != nil {
+			s.warn(perr.Error())
+		}
+		if !ok {
+			disabled[tn] = true
+			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", name, tn, tn))
 			continue
 		}
-		if err := s.cat.Add(l.Tool); err != nil {
-			s.warn(fmt.Sprintf("server %q: tool %q: %v", c.Server.Name, l.Upstream, err))
+		if h, had := old[tn]; had && h == l.Hash {
+			keep[tn] = h // unchanged: the tool in the catalog stays
 			continue
 		}
-		names = append(names, l.Tool.Name)
+		if err := scratch.Add(l.Tool); err != nil {
+			s.warn(fmt.Sprintf("server %q: tool %q: %v", name, l.Upstream, err))
+			continue
+		}
+		if _, had := old[tn]; !had {
+			if _, taken := s.cat.Lookup(tn); taken {
+				s.warn(fmt.Sprintf("server %q: tool %q: a tool named %s already exists; skipped", name, l.Upstream, tn))
+				continue
+			}
+		}
+		add = append(add, l.Tool)
+		keep[tn] = l.Hash
+	}
+	var remove []string
+	for tn, h := range old {
+		if keep[tn] != h {
+			remove = append(remove, tn)
+		}
 	}
 	s.mu.Lock()
-	s.added[c.Server.Name] = names
+	for tn, srv := range s.disabled {
+		if srv == name && !disabled[tn] {
+			delete(s.disabled, tn)
+		}
+	}
+	for tn := range disabled {
+		s.disabled[tn] = name
+	}
+	s.mu.Unlock()
+	if len(remove) == 0 && len(add) == 0 {
+		return
+	}
+	if err := s.cat.Replace(remove, add); err != nil {
+		s.warn(fmt.Sprintf("server %q: updating its tools: %v", name, err))
+		return
+	}
+	s.mu.Lock()
+	s.added[name] = keep
 	s.mu.Unlock()
 }
 
@@ -222,7 +340,24 @@ func (s *Set) Tools() map[string][]string {
 	defer s.mu.Unlock()
 	out := make(map[string][]string, len(s.added))
 	for k, v := range s.added {
-		out[k] = append([]string(nil), v...)
+		names := make([]string, 0, len(v))
+		for n := range v {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		out[k] = names
+	}
+	return out
+}
+
+// Disabled returns the tools left out because their definition changed
+// since it was pinned, each with its server's name.
+func (s *Set) Disabled() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.disabled))
+	for k, v := range s.disabled {
+		out[k] = v
 	}
 	return out
 }

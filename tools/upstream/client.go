@@ -13,11 +13,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -33,9 +35,10 @@ const maxErrorBytes = 2 << 10
 type Conn struct {
 	Server *Server
 
-	mu   sync.Mutex
-	sess *mcp.ClientSession
-	cmd  *exec.Cmd // stdio servers only
+	mu     sync.Mutex
+	sess   *mcp.ClientSession // nil until the first successful dial
+	cmd    *exec.Cmd          // stdio servers only
+	closed bool
 
 	// listChanged receives (without blocking, coalesced) when the server
 	// sends notifications/tools/list_changed.
@@ -44,13 +47,30 @@ type Conn struct {
 
 // Connect starts or dials the server, resolving its "!command" values, and
 // completes the MCP handshake within the server's timeout.
+// A server that refuses the credentials fails with an error wrapping
+// ErrUnauthorized (HTTP 401) or ErrForbidden (HTTP 403); one that does not
+// answer in time, with one wrapping context.DeadlineExceeded.
 func Connect(ctx context.Context, s *Server) (*Conn, error) {
-	c := &Conn{Server: s, listChanged: make(chan struct{}, 1)}
+	c := newConn(s)
 	if err := c.dial(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
+
+func newConn(s *Server) *Conn {
+	return &Conn{Server: s, listChanged: make(chan struct{}, 1)}
+}
+
+// Errors of a connection an HTTP or SSE server refused.
+var (
+	// ErrUnauthorized: the server answered 401, it did not accept the
+	// credentials (a missing, wrong or expired token).
+	ErrUnauthorized = errors.New("the server answered 401 Unauthorized")
+	// ErrForbidden: the server answered 403, the credentials lack a
+	// permission it requires.
+	ErrForbidden = errors.New("the server answered 403 Forbidden")
+)
 
 // dial opens a new session to the server and makes it c's current one.
 func (c *Conn) dial(ctx context.Context) error {
@@ -62,6 +82,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	var (
 		tr  mcp.Transport
 		cmd *exec.Cmd
+		st  *statusTransport
 	)
 	switch r.Type {
 	case TypeStdio:
@@ -71,9 +92,11 @@ func (c *Conn) dial(ctx context.Context) error {
 		cmd.Stderr = nil // discarded: upstream logs are not ours to print
 		tr = &mcp.CommandTransport{Command: cmd}
 	case TypeHTTP:
-		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: headerClient(r.Headers), MaxRetries: -1}
+		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
+		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: &http.Client{Transport: st}, MaxRetries: -1}
 	case TypeSSE:
-		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: headerClient(r.Headers)}
+		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
+		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: &http.Client{Transport: st}}
 	default:
 		return fmt.Errorf("invalid server %q: type %q", s.Name, r.Type)
 	}
@@ -93,12 +116,25 @@ func (c *Conn) dial(ctx context.Context) error {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}
+		if st != nil {
+			switch st.refused.Load() {
+			case http.StatusUnauthorized:
+				return fmt.Errorf("%w: %v", ErrUnauthorized, err)
+			case http.StatusForbidden:
+				return fmt.Errorf("%w: %v", ErrForbidden, err)
+			}
+		}
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
 		}
 		return err
 	}
 	c.mu.Lock()
+	if c.closed { // Close ran during the dial
+		c.mu.Unlock()
+		_ = sess.Close()
+		return errors.New("connection closed")
+	}
 	c.sess, c.cmd = sess, cmd
 	c.mu.Unlock()
 	return nil
@@ -121,8 +157,18 @@ func (c *Conn) pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Close ends the session (and stops a stdio server).
-func (c *Conn) Close() error { return c.session().Close() }
+// Close ends the session (and stops a stdio server). A closed Conn is not
+// dialled again; closing twice is harmless.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	sess, was := c.sess, c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if sess == nil || was {
+		return nil
+	}
+	return sess.Close()
+}
 
 // NestedEnv is set in the environment of every stdio upstream server. A
 // sandcall started with it does not start upstream servers of its own, so a
@@ -152,24 +198,26 @@ func minimalEnv(extra map[string]string) []string {
 	return env
 }
 
-type headerTransport struct {
+// statusTransport sets the configured headers on every request and
+// remembers a 401 or 403 answer, which the SDK reports only as text.
+type statusTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	refused atomic.Int32 // the last 401 or 403 status seen
 }
 
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
+func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
 	}
-	return t.base.RoundTrip(req)
-}
-
-func headerClient(h map[string]string) *http.Client {
-	if len(h) == 0 {
-		return nil
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		t.refused.Store(int32(resp.StatusCode))
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: h}}
+	return resp, err
 }
 
 // Listed is one upstream tool converted for the catalog.
@@ -256,11 +304,14 @@ func (c *Conn) convert(name string, ut *mcp.Tool) (Listed, error) {
 		InputSchema: in,
 		Effects:     effects(ut.Annotations),
 		Source:      c.Server.Name,
+		DirectRaw:   true,
 	}
+	wrapped := wrapsResult(ut.OutputSchema)
+	t.OutputSchema = programSchema(ut.OutputSchema, wrapped)
 	if t.Title == "" && ut.Annotations != nil {
 		t.Title = CleanText(ut.Annotations.Title, 200)
 	}
-	t.Handler = c.handler(ut.Name, wrapsResult(ut.OutputSchema))
+	t.Handler = c.handler(ut.Name, wrapped)
 	return Listed{Tool: t, Upstream: ut.Name, Hash: hex.EncodeToString(sum[:])}, nil
 }
 
@@ -276,6 +327,36 @@ func schemaOf(v any) (*jsonschema.Schema, error) {
 		return nil, nil
 	}
 	return tools.ParseSchema(b)
+}
+
+// programSchema is the output schema of what a program gets from an
+// upstream tool (see unwrap): the "result" property of a {"result": v}
+// wrapper, with the wrapper's $defs moved into it so that references still
+// resolve, or an object schema as is. It is nil when the upstream lists no
+// usable output schema (MCP wants an object one; any other is ignored).
+// Direct callers see the upstream's own schema again: package mcpserver
+// wraps a non-object output schema as {"result": v} with "result"
+// required, which is how sandcall and most servers write theirs.
+func programSchema(out any, wrapped bool) *jsonschema.Schema {
+	s, err := schemaOf(out)
+	if err != nil || s == nil || (s.Type != "object" && !(len(s.Types) == 1 && s.Types[0] == "object")) {
+		return nil
+	}
+	if !wrapped {
+		return s
+	}
+	inner := s.Properties["result"]
+	if inner == nil {
+		return nil
+	}
+	c := *inner
+	if c.Defs == nil {
+		c.Defs = s.Defs
+	}
+	if c.Definitions == nil {
+		c.Definitions = s.Definitions
+	}
+	return &c
 }
 
 // effects maps MCP annotations, with MCP's defaults: a tool that is not
@@ -304,6 +385,10 @@ func ToolName(server, tool string) string {
 	}
 	return s + "_" + t
 }
+
+// ToolPrefix is the prefix every catalog name of server's tools starts
+// with: the sanitized server name and "_".
+func ToolPrefix(server string) string { return sanitize(server) + "_" }
 
 func sanitize(s string) string {
 	var b strings.Builder
@@ -357,6 +442,9 @@ func wrapsResult(out any) bool {
 	return ok
 }
 
+// handler forwards a call. A direct caller (an MCP client of sandcall, as
+// bindings.CallInfoFrom tells) gets the upstream's CallToolResult as is,
+// as JSON (tools.Tool.DirectRaw); anyone else gets the unwrapped value.
 func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		cctx, cancel := context.WithTimeout(ctx, c.Server.Timeout)
@@ -364,7 +452,11 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
-		res, err := c.session().CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
+		sess := c.session()
+		if sess == nil {
+			return nil, tools.Transient(fmt.Sprintf("upstream server %q is not connected", c.Server.Name), "the upstream server may be down; retry later")
+		}
+		res, err := sess.CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -374,6 +466,13 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 				msg = fmt.Sprintf("upstream server %q did not answer within %v", c.Server.Name, c.Server.Timeout)
 			}
 			return nil, tools.Transient(sandbox.Cap(msg, maxErrorBytes), "the upstream server may be down; retry later")
+		}
+		if info, ok := bindings.CallInfoFrom(ctx); ok && info.Caller == tools.Direct {
+			b, err := json.Marshal(res)
+			if err != nil {
+				return nil, tools.Failed(fmt.Sprintf("upstream server %q: bad result: %v", c.Server.Name, err), "")
+			}
+			return b, nil
 		}
 		return unwrap(c.Server.Name, res, wrapped)
 	}
@@ -417,60 +516,4 @@ func unwrap(server string, res *mcp.CallToolResult, wrapped bool) (json.RawMessa
 	}
 	b, _ := json.Marshal(text)
 	return b, nil
-}
-
-// Pins remembers the hash of each upstream tool's definition at first sight
-// (in memory for now). It is safe for concurrent use.
-type Pins struct {
-	mu      sync.Mutex
-	hashes  map[string]string // tool name → pinned hash
-	pending map[string]string // tool name → changed hash awaiting approval
-}
-
-// Check pins hash for name at first sight and reports whether hash matches
-// the pin. A mismatch is remembered as pending until Approve.
-func (p *Pins) Check(name, hash string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hashes == nil {
-		p.hashes, p.pending = map[string]string{}, map[string]string{}
-	}
-	old, ok := p.hashes[name]
-	if !ok {
-		p.hashes[name] = hash
-		return true
-	}
-	if old == hash {
-		delete(p.pending, name)
-		return true
-	}
-	p.pending[name] = hash
-	return false
-}
-
-// Pending returns the tools whose definitions changed and await approval,
-// sorted.
-func (p *Pins) Pending() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]string, 0, len(p.pending))
-	for n := range p.pending {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Approve accepts the changed definition of name: it becomes the pin, and
-// the next refresh adds the tool again. It reports whether a change was
-// pending.
-func (p *Pins) Approve(name string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h, ok := p.pending[name]
-	if ok {
-		p.hashes[name] = h
-		delete(p.pending, name)
-	}
-	return ok
 }

@@ -50,7 +50,10 @@ type Server struct {
 type Entry struct {
 	Name   string
 	Source string // file of the winning definition
-	Type   string // as configured, "stdio" when absent
+	// Key is the top-level key of Source that holds the definition:
+	// "mcpServers" or "servers".
+	Key  string
+	Type string // as configured, "stdio" when absent
 	// Enabled is false when the definition says "enabled": false.
 	Enabled bool
 	// Server is the validated definition; nil when Err is set.
@@ -146,7 +149,7 @@ func Load(cfg LoadConfig) *Config {
 			}
 			continue
 		}
-		defs, names, err := parseFile(data, s.key)
+		defs, names, key, err := parseFile(data, s.key)
 		if err != nil {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %v", s.path, err))
 			continue
@@ -157,6 +160,7 @@ func Load(cfg LoadConfig) *Config {
 				continue
 			}
 			e := parseServer(name, s.path, defs[name], lookup)
+			e.Key = key
 			if e.Err != nil {
 				c.Warnings = append(c.Warnings, e.Err.Error()+" (skipped)")
 			}
@@ -168,28 +172,30 @@ func Load(cfg LoadConfig) *Config {
 	return c
 }
 
-// parseFile returns the server definitions of a config file and their names
-// in document order.
-func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, error) {
+// parseFile returns the server definitions of a config file, their names
+// in document order, and the top-level key that holds them.
+func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %v", err)
+		return nil, nil, "", fmt.Errorf("not a JSON object: %v", err)
 	}
 	raw, ok := top[key]
 	if key == "" {
-		if raw, ok = top["mcpServers"]; !ok {
-			raw, ok = top["servers"]
+		key = "mcpServers"
+		if raw, ok = top[key]; !ok {
+			key = "servers"
+			raw, ok = top[key]
 		}
 	}
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	var defs map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &defs); err != nil {
-		return nil, nil, fmt.Errorf("servers: not a JSON object: %v", err)
+		return nil, nil, "", fmt.Errorf("%s: not a JSON object: %v", key, err)
 	}
 	names := orderedKeys(raw)
-	return defs, names, nil
+	return defs, names, key, nil
 }
 
 func orderedKeys(raw []byte) []string {

@@ -51,6 +51,20 @@ func TestServerValidation(t *testing.T) {
 		{"timeoutbad", `{"command":"x","timeout":"soon"}`, "timeout"},
 		{"timeoutneg", `{"command":"x","timeout":-1}`, "timeout"},
 		{"unknownfield", `{"command":"x","args":"notalist"}`, "invalid server"},
+		{"", `{"command":"x"}`, "name must be"},
+		{strings.Repeat("b", 100), `{"command":"x"}`, ""},
+		{"a.b-c_D9", `{"command":"x"}`, ""},
+		{"ssenourl", `{"type":"sse"}`, "sse server needs a url"},
+		{"enabledbad", `{"command":"x","enabled":"no"}`, "invalid server"},
+		{"disabled", `{"command":"x","enabled":false}`, ""},
+		{"unseturl", `{"type":"http","url":"https://${HOST}/mcp"}`, `url: environment variable HOST is not set`},
+		{"unsetenv", `{"command":"x","env":{"K":"${NOPE}"}}`, `env.K: environment variable NOPE is not set`},
+		{"unsetcwd", `{"command":"x","cwd":"${NOPE}"}`, `cwd: environment variable NOPE is not set`},
+		{"badvar", `{"command":"x","args":["${1X}"]}`, `args[0]: bad variable name`},
+		{"unterminated", `{"command":"x","args":["${X"]}`, `args[0]: unterminated`},
+		{"cmdvalue", `{"type":"http","url":"http://x","headers":{"Authorization":"!echo tok"}}`, ""},
+		{"timeoutbig", `{"command":"x","timeout":"48h"}`, "timeout"},
+		{"timeouttype", `{"command":"x","timeout":true}`, "timeout"},
 	}
 	for _, tc := range tests {
 		e := parseServer(tc.name, "f.json", []byte(tc.def), vars)
@@ -220,15 +234,42 @@ func TestCleanText(t *testing.T) {
 
 func TestPins(t *testing.T) {
 	var p Pins
-	if !p.Check("t", "h1") || !p.Check("t", "h1") {
+	check := func(name, hash string) bool {
+		t.Helper()
+		ok, err := p.Check(name, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !check("t", "h1") || !check("t", "h1") {
 		t.Fatal("first sight rejected")
 	}
-	if p.Check("t", "h2") || strings.Join(p.Pending(), ",") != "t" {
+	if check("t", "h2") || strings.Join(p.Pending(), ",") != "t" {
 		t.Fatal("change accepted")
 	}
-	if !p.Approve("t") || !p.Check("t", "h2") || len(p.Pending()) != 0 {
+	if ok, err := p.Approve("t"); !ok || err != nil || !check("t", "h2") || len(p.Pending()) != 0 {
 		t.Fatal("approval not kept")
 	}
+}
+
+// FuzzParsePins: a pin file is read at every start; whatever it holds,
+// parsing neither panics nor accepts a hash that is not a SHA-256 in hex.
+func FuzzParsePins(f *testing.F) {
+	for _, s := range []string{`{"version":1,"tools":{}}`, `{"version":1,"tools":{"a_b":{"hash":"` + strings.Repeat("ab", 32) + `","pinned":"x"}}}`, `{`, `[]`, `{"version":1,"tools":{"a":{"hash":1}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parsePins([]byte(s))
+		if err != nil {
+			return
+		}
+		for name, h := range m {
+			if !isHexHash(h) {
+				t.Fatalf("accepted hash %q for %q", h, name)
+			}
+		}
+	})
 }
 
 func FuzzExpand(f *testing.F) {

@@ -32,14 +32,37 @@
 // servers get a minimal environment (PATH, HOME, LANG and their configured
 // env), never sandcall's whole environment. Tool text from a server is
 // untrusted: descriptions are stripped of control and zero-width characters
-// and capped at MaxDescriptionBytes, and each tool definition is pinned by
-// hash at first sight (Pins): a changed definition disables the tool until
-// it is approved again.
+// and capped at MaxDescriptionBytes, and each tool definition (name,
+// description, schemas, annotations) is pinned by hash at first sight
+// (Pins): a changed definition (a "rug pull") disables the tool until an
+// operator approves it again. With OpenPins the pins live in a file
+// (DefaultPinFile, 0600, written atomically under a lock), so a definition
+// that changed while sandcall was down is still caught; a corrupt pin file
+// is an error, never an empty set. A serving Set polls the file and
+// re-enables an approved tool without a restart.
+//
+// # Lifecycle
+//
+// A server whose first connection fails is retried in the background, and
+// one whose session drops is reconnected, with jittered exponential backoff
+// (250ms doubling to 30s); its tools appear, or come back, when it is up.
+// notifications/tools/list_changed re-lists a server's tools. A re-list
+// changes the catalog in one step (tools.Catalog.Replace): tools that stay
+// are never missing, even for a moment. SetEnabled turns a server on or off
+// in the file that defines it (`sandcall servers enable|disable NAME`).
+//
+// # Results
+//
+// Programs get the unwrapped value (structured content, the "result" of a
+// {"result": v} wrapper, JSON text, or text); an upstream isError result is
+// an E_TOOL_FAILED with its text. Direct MCP callers get the upstream's
+// CallToolResult as is (tools.Tool.DirectRaw), and see the upstream's own
+// output schema.
 //
 // # Limits
 //
-// Reconnection with backoff and tools/list_changed are not handled yet: a
-// server that dies leaves its tools failing with a retryable E_TOOL_FAILED.
-// Results are unwrapped for programs (structured content, JSON text, text);
-// direct MCP callers should later get the upstream result as is.
+// During an outage a server's tools stay in the catalog and fail with a
+// retryable E_TOOL_FAILED. Enabling or disabling a server takes effect at
+// the next start. Pins are keyed by catalog name, so renaming a server
+// pins its tools afresh.
 package upstream

@@ -7,15 +7,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // bin is the real sandcall binary, built once by TestMain; `sandcall serve
@@ -160,7 +164,9 @@ func TestPinChangedDefinition(t *testing.T) {
 	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
 		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings())
 	}
-	set.Pins().Approve("demo_ping")
+	if ok, err := set.Pins().Approve("demo_ping"); !ok || err != nil {
+		t.Fatalf("Approve = %v, %v", ok, err)
+	}
 	set.Refresh(context.Background())
 	if _, ok := cat.Lookup("demo_ping"); !ok {
 		t.Fatal("approved demo_ping not back")
@@ -245,4 +251,67 @@ func TestUpstreamListChanged(t *testing.T) {
 	if !res.OK || string(res.Result) != `"hello ada"` {
 		t.Fatalf("demo_hello = %s %+v", res.Result, res.Error)
 	}
+}
+
+// TestWrappedOutputSchema: sandcall's own tools wrap a non-object result as
+// {"result": v}. A program gets v, described by the inner schema; a direct
+// caller of the proxied tool sees the upstream's wrapper schema again, and
+// its structured content matches it.
+func TestWrappedOutputSchema(t *testing.T) {
+	cat, set := demoSet(t)
+	ping, _ := cat.Lookup("demo_ping")
+	if ping.OutputSchema == nil || ping.OutputSchema.Type == "object" {
+		t.Fatalf("demo_ping program schema = %+v, want the inner result schema", ping.OutputSchema)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The upstream's own listing.
+	set.mu.Lock()
+	conn := set.conns["demo"]
+	set.mu.Unlock()
+	var upstreamSchema any
+	for tl, err := range conn.session().Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Name == "ping" {
+			upstreamSchema = tl.OutputSchema
+		}
+	}
+	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	runner, _ := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name != "demo_ping" {
+			continue
+		}
+		var got, want any
+		b, _ := json.Marshal(tl.OutputSchema)
+		_ = json.Unmarshal(b, &got)
+		b, _ = json.Marshal(upstreamSchema)
+		_ = json.Unmarshal(b, &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("listed output schema %s, want the upstream's %s", mustJSON(got), mustJSON(want))
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo_ping", Arguments: map[string]any{"n": 4}})
+		if err != nil || res.IsError || mustJSON(res.StructuredContent) != `{"result":5}` {
+			t.Fatalf("direct demo_ping = %s, %v", mustJSON(res), err)
+		}
+		return
+	}
+	t.Fatal("demo_ping not listed")
 }

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// wireTransport keeps the raw result of every response the client reads,
+// including the answer to a request the client cancelled (which the client
+// itself drops).
+type wireTransport struct {
+	mcp.Transport
+	mu      sync.Mutex
+	results []json.RawMessage
+}
+
+func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &wireConn{Connection: c, w: w}, nil
+}
+
+type wireConn struct {
+	mcp.Connection
+	w *wireTransport
+}
+
+func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && len(r.Result) > 0 {
+		c.w.mu.Lock()
+		c.w.results = append(c.w.results, bytes.Clone(r.Result))
+		c.w.mu.Unlock()
+	}
+	return m, err
+}
+
+func (w *wireTransport) wait(t *testing.T, want string) json.RawMessage {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		for _, r := range w.results {
+			if bytes.Contains(r, []byte(want)) {
+				w.mu.Unlock()
+				return r
+			}
+		}
+		w.mu.Unlock()
+	}
+	t.Fatalf("no result with %s on the wire", want)
+	return nil
+}
+
+type longResult struct {
+	OK    bool     `json:"ok"`
+	Logs  []string `json:"logs"`
+	Calls struct {
+		Total, OK int
+	} `json:"calls"`
+	Partial json.RawMessage `json:"partial"`
+	Error   *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+	Tier string `json:"tier"`
+}
+
+// TestLongRunProcessTier runs the long-run ergonomics through the real
+// binary, over stdio, in the process tier (the worker is a separate
+// process that is killed on cancellation): progress notifications with
+// calls in flight and elapsed time; a cancelled run that still reports its
+// calls, logs and saved progress; a timed-out run that does the same.
+func TestLongRunProcessTier(t *testing.T) {
+	cmd := exec.Command(bin, "serve", "--demo")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	wire := &wireTransport{Transport: &mcp.CommandTransport{Command: cmd}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		messages []string
+		saved    = make(chan struct{})
+		once     sync.Once
+	)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			messages = append(messages, r.Params.Message)
+			mu.Unlock()
+			if strings.Contains(r.Params.Message, "progress saved") {
+				once.Do(func() { close(saved) })
+			}
+		}}).Connect(ctx, wire, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+
+	// Cancel mid-run: the program has made its calls, logged and saved
+	// progress, and spins; the client cancels once a notification says
+	// progress was saved.
+	cctx, ccancel := context.WithCancel(ctx)
+	params := &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `
+		console.log("start");
+		const a = await Promise.all([1, 2, 3].map((n) => tools.ping({n})));
+		console.log("pinged", a.length);
+		progress({pinged: a});
+		for (;;) {}`}}
+	params.SetProgressToken("cancel-me")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, params)
+		errc <- err
+	}()
+	select {
+	case <-saved:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no progress notification mentioned the saved progress: %q", messages)
+	}
+	t0 := time.Now()
+	ccancel()
+	if err := <-errc; err == nil {
+		t.Fatal("CallTool returned no error after cancellation")
+	}
+	raw := wire.wait(t, `"E_CANCELLED"`)
+	t.Logf("process tier: cancel → E_CANCELLED result on the wire in %v", time.Since(t0))
+	var got struct {
+		StructuredContent longResult `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	r := got.StructuredContent
+	if r.Calls.Total != 3 || r.Calls.OK != 3 || strings.Join(r.Logs, "|") != "start|pinged 3" || string(r.Partial) != `{"pinged":[2,3,4]}` {
+		t.Errorf("cancelled run: %s", raw)
+	}
+	if !strings.HasPrefix(r.Tier, "process") {
+		t.Errorf("tier %q, want the process tier", r.Tier)
+	}
+	mu.Lock()
+	inflight := false
+	for _, m := range messages {
+		if !strings.Contains(m, " elapsed") {
+			t.Errorf("progress message %q has no elapsed time", m)
+		}
+		inflight = inflight || strings.Contains(m, "0 calls done (0 ok, 0 failed), 3 in flight") ||
+			strings.Contains(m, "2 in flight") || strings.Contains(m, "1 in flight")
+	}
+	mu.Unlock()
+	if !inflight {
+		t.Logf("no notification caught calls in flight (they are fast); messages: %q", messages)
+	}
+
+	// Timeout: the same report, with E_TIMEOUT.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"timeout_ms": 1000, "code": `
+		let n = 0;
+		for (const i of [1, 2]) { n += await tools.ping({n: i}); progress({n}); }
+		console.log("spinning");
+		for (;;) {}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr longResult
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &tr)
+	if tr.Error == nil || tr.Error.Code != "E_TIMEOUT" || tr.Calls.Total != 2 || strings.Join(tr.Logs, "|") != "spinning" || string(tr.Partial) != `{"n":5}` {
+		t.Errorf("timed-out run: %s", b)
+	}
+}
+
+// TestRunPrintsWholeResult: `sandcall run` prints a result over the budget
+// whole (run_code would cut it), with and without --json.
+func TestRunPrintsWholeResult(t *testing.T) {
+	src := `return "x".repeat(300000)`
+	out, errOut, code := sandcall(t, src, "run", "-")
+	if code != 0 || len(strings.TrimSpace(out)) != 300002 {
+		t.Fatalf("exit %d, %d bytes out, stderr %q", code, len(out), errOut)
+	}
+	out, _, code = sandcall(t, src, "run", "--json", "-")
+	var r struct {
+		OK        bool   `json:"ok"`
+		Result    string `json:"result"`
+		Truncated bool   `json:"truncated"`
+		OutputRef string `json:"output_ref"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if !r.OK || len(r.Result) != 300000 || r.Truncated || r.OutputRef != "" {
+		t.Errorf("--json: ok %v, %d-byte result, truncated %v, ref %q", r.OK, len(r.Result), r.Truncated, r.OutputRef)
+	}
+}

@@ -1,0 +1,239 @@
+package ts
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
+)
+
+// Config configures an Executor.
+type Config struct {
+	// JS runs the transpiled JavaScript. Required: if nil, every run fails
+	// with E_INTERNAL.
+	JS sandbox.Executor
+	// CacheBytes bounds the cache of transpiled programs, keyed by the
+	// SHA-256 of their source. If zero, 16 MiB; if negative, nothing is
+	// cached (a worker process runs one job).
+	CacheBytes int
+}
+
+// Executor runs TypeScript Jobs: it transpiles the program and hands the
+// JavaScript to Config.JS, then maps error positions in the outcome back to
+// the TypeScript source. Jobs in any other language go to Config.JS as they
+// are. It is safe for concurrent use.
+type Executor struct {
+	js    sandbox.Executor
+	cache *outputCache
+}
+
+var _ sandbox.Executor = (*Executor)(nil)
+
+// New returns an Executor for cfg.
+func New(cfg Config) *Executor {
+	size := cfg.CacheBytes
+	if size == 0 {
+		size = 16 << 20
+	}
+	return &Executor{js: cfg.JS, cache: newOutputCache(size)}
+}
+
+// Execute implements sandbox.Executor.
+func (e *Executor) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host) *sandbox.Outcome {
+	if e.js == nil {
+		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "no JavaScript executor is configured for TypeScript")}
+	}
+	if job.Program.Language != sandbox.TypeScript {
+		return e.js.Execute(ctx, job, host)
+	}
+	src := job.Program.Source
+	if max := job.Limits.MaxSourceBytes; max > 0 && len(src) > max {
+		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.ESourceLimit,
+			"Shorten the program: move data into input or fetch it with tools.",
+			fmt.Sprintf("the program is %d bytes, over the limit of %d bytes", len(src), max))}
+	}
+	start := time.Now()
+	out, serr := e.transpile(ctx, src, job.Limits.Timeout)
+	if serr != nil {
+		return &sandbox.Outcome{Err: serr}
+	}
+	j := *job
+	j.Program.Language = sandbox.JavaScript
+	j.Program.Source = out.JS
+	// The limit applied to the TypeScript; the JavaScript is that program.
+	j.Limits.MaxSourceBytes = max(j.Limits.MaxSourceBytes, len(out.JS))
+	if j.Limits.Timeout > 0 {
+		// Transpiling took part of the run's wall time.
+		j.Limits.Timeout = max(j.Limits.Timeout-time.Since(start), time.Millisecond)
+	}
+	o := e.js.Execute(ctx, &j, host)
+	if o != nil && o.Err != nil {
+		o.Err = remap(o.Err, out, src)
+	}
+	return o
+}
+
+// transpile returns the transpiled program, from the cache if it holds it,
+// within timeout (if positive) and ctx. Only successes are cached.
+func (e *Executor) transpile(ctx context.Context, src string, timeout time.Duration) (*Output, *sandbox.Error) {
+	key := sha256.Sum256([]byte(src))
+	if o := e.cache.get(key); o != nil {
+		return o, nil
+	}
+	type result struct {
+		o   *Output
+		err *sandbox.Error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := Transpile(src)
+		done <- result{o, err}
+	}()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	// esbuild cannot be interrupted: past the deadline its goroutine is
+	// left to finish on its own (see the package doc).
+	select {
+	case r := <-done:
+		if r.err == nil {
+			e.cache.put(key, r.o)
+		}
+		return r.o, r.err
+	case <-expired:
+		return nil, sandbox.Errorf(sandbox.ETimeout,
+			"Simplify the program's expressions and types (long chains of '<' comparisons and nested "+
+				"conditional arrow functions make the TypeScript parser backtrack), or submit JavaScript.",
+			fmt.Sprintf("transpiling the TypeScript program exceeded the run's time limit of %v", timeout))
+	case <-ctx.Done():
+		if ctx.Err() == context.Canceled {
+			return nil, sandbox.Errorf(sandbox.ECancelled, "", "the run was cancelled")
+		}
+		return nil, sandbox.Errorf(sandbox.ETimeout, "", "the run's deadline passed while transpiling the TypeScript program")
+	}
+}
+
+// The positions the JavaScript engine writes in its messages: a syntax
+// error starts "line L:C: ", an uncaught error ends " (line L:C)", a
+// nesting error starts "line L: ".
+var (
+	syntaxPos  = regexp.MustCompile(`^line (\d+):(\d+): `)
+	thrownPos  = regexp.MustCompile(`\(line (\d+):(\d+)\)$`)
+	nestingPos = regexp.MustCompile(`^line (\d+): `)
+)
+
+// remap rewrites the JavaScript positions in err's message as positions in
+// the TypeScript source src. err itself is not modified.
+func remap(err *sandbox.Error, out *Output, src string) *sandbox.Error {
+	msg := err.Message
+	pos := func(m []int, colIdx bool) (int, int, bool) {
+		line, _ := strconv.Atoi(msg[m[2]:m[3]])
+		col := 1
+		if colIdx {
+			col, _ = strconv.Atoi(msg[m[4]:m[5]])
+		}
+		l, c := out.Pos(src, line, col)
+		return l, c, l > 0
+	}
+	switch err.Code {
+	case sandbox.ESyntax:
+		if m := syntaxPos.FindStringSubmatchIndex(msg); m != nil {
+			if l, c, ok := pos(m, true); ok {
+				msg = fmt.Sprintf("line %d, column %d: %s", l, c, msg[m[1]:])
+			}
+		}
+	case sandbox.ESourceLimit:
+		if m := nestingPos.FindStringSubmatchIndex(msg); m != nil {
+			if l, _, ok := pos(m, false); ok {
+				msg = fmt.Sprintf("line %d: %s", l, msg[m[1]:])
+			}
+		}
+	default:
+		if m := thrownPos.FindStringSubmatchIndex(msg); m != nil {
+			if l, c, ok := pos(m, true); ok {
+				msg = fmt.Sprintf("%s(line %d:%d)", msg[:m[0]], l, c)
+			}
+		}
+	}
+	if msg == err.Message {
+		return err
+	}
+	e := *err
+	e.Message = sandbox.Cap(msg, sandbox.MaxMessageBytes)
+	return &e
+}
+
+// outputCache is a bounded LRU of transpiled programs keyed by the SHA-256
+// of their source, bounded by the bytes they hold.
+type outputCache struct {
+	mu    sync.Mutex
+	max   int
+	bytes int
+	order *list.List // front: most recently used; values are *cacheEntry
+	byKey map[[32]byte]*list.Element
+}
+
+type cacheEntry struct {
+	key [32]byte
+	out *Output
+}
+
+func newOutputCache(max int) *outputCache {
+	if max <= 0 {
+		return nil
+	}
+	return &outputCache{max: max, order: list.New(), byKey: make(map[[32]byte]*list.Element)}
+}
+
+func (c *outputCache) get(key [32]byte) *Output {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*cacheEntry).out
+	}
+	return nil
+}
+
+func (c *outputCache) put(key [32]byte, o *Output) {
+	if c == nil || o.size() > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, out: o})
+	c.bytes += o.size()
+	for c.bytes > c.max {
+		el := c.order.Back()
+		c.order.Remove(el)
+		ent := el.Value.(*cacheEntry)
+		delete(c.byKey, ent.key)
+		c.bytes -= ent.out.size()
+	}
+}
+
+// len returns the number of cached programs.
+func (c *outputCache) len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

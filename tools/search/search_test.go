@@ -1,0 +1,303 @@
+package search_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+// loadFixture reads testdata/catalog.txt: realistic tools of many families
+// (crm, billing, github, calendar, files, k8s, …) with overlapping
+// vocabulary.
+func loadFixture(t testing.TB) []*tools.Tool {
+	t.Helper()
+	f, err := os.Open("testdata/catalog.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []*tools.Tool
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.Split(line, "|")
+		if len(parts) != 3 {
+			t.Fatalf("bad fixture line %q", line)
+		}
+		in := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+		for _, p := range strings.Split(parts[2], ";") {
+			name, desc, ok := strings.Cut(strings.TrimSpace(p), ":")
+			if !ok {
+				continue
+			}
+			name = strings.TrimSpace(name)
+			in.Properties[name] = &jsonschema.Schema{Type: "string", Description: strings.TrimSpace(desc)}
+			in.PropertyOrder = append(in.PropertyOrder, name)
+		}
+		ts = append(ts, &tools.Tool{Name: strings.TrimSpace(parts[0]), Description: strings.TrimSpace(parts[1]), InputSchema: in,
+			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
+	}
+	return ts
+}
+
+type query struct {
+	text string
+	want []string // any of them counts
+}
+
+func loadQueries(t *testing.T, file string) []query {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []query
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		q, want, ok := strings.Cut(line, "=>")
+		if !ok {
+			t.Fatalf("bad query line %q", line)
+		}
+		qs = append(qs, query{strings.TrimSpace(q), strings.Split(strings.TrimSpace(want), "|")})
+	}
+	return qs
+}
+
+// TestQuality: for the labelled search queries (phrased as a model writes
+// them, not copied from descriptions), the right tool must be in the top 3
+// for at least 90% of them. For conversational requests passed verbatim
+// (testdata/utterances.txt), the figure is reported and guarded against
+// regressions only.
+func TestQuality(t *testing.T) {
+	ts := loadFixture(t)
+	if len(ts) < 200 {
+		t.Fatalf("fixture has %d tools, want at least 200", len(ts))
+	}
+	ix := search.New(ts)
+	for _, set := range []struct {
+		file string
+		min  float64
+	}{
+		{"testdata/queries.txt", 0.90},
+		{"testdata/utterances.txt", 0.70},
+	} {
+		qs := loadQueries(t, set.file)
+		if len(qs) < 30 {
+			t.Fatalf("%s: %d queries, want at least 30", set.file, len(qs))
+		}
+		top1, top3 := quality(t, ix, ts, qs)
+		rate := float64(top3) / float64(len(qs))
+		t.Logf("%s on %d tools: top-3 %d/%d (%.1f%%), top-1 %d/%d (%.1f%%)", set.file,
+			len(ts), top3, len(qs), 100*rate, top1, len(qs), 100*float64(top1)/float64(len(qs)))
+		if rate < set.min {
+			t.Errorf("%s: top-3 rate %.1f%%, want at least %.0f%%", set.file, 100*rate, 100*set.min)
+		}
+	}
+}
+
+func quality(t *testing.T, ix *search.Index, ts []*tools.Tool, qs []query) (top1, top3 int) {
+	names := map[string]bool{}
+	for _, tool := range ts {
+		names[tool.Name] = true
+	}
+	for _, q := range qs {
+		want := map[string]bool{}
+		for _, w := range q.want {
+			if !names[w] {
+				t.Fatalf("query %q expects %s, which is not in the fixture", q.text, w)
+			}
+			want[w] = true
+		}
+		hits, _ := ix.Search(q.text, 3, nil)
+		rank := -1
+		var got []string
+		for i, h := range hits {
+			got = append(got, h.Tool.Name)
+			if want[h.Tool.Name] && rank < 0 {
+				rank = i
+			}
+		}
+		switch {
+		case rank == 0:
+			top1++
+			top3++
+		case rank > 0:
+			top3++
+		default:
+			t.Logf("miss: %q: want %s, got %v", q.text, strings.Join(q.want, " or "), got)
+		}
+	}
+	return top1, top3
+}
+
+// TestFloor: a query that shares only common words with the catalog, or
+// none, finds nothing, rather than every tool that happens to share a word.
+func TestFloor(t *testing.T) {
+	ix := search.New(loadFixture(t))
+	for _, q := range []string{
+		"bake a chocolate cake for the party",
+		"list",
+		"get the list of names",
+		"please show me everything",
+		"",
+		"   ,,, ",
+	} {
+		if hits, total := ix.Search(q, 5, nil); len(hits) != 0 || total != 0 {
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Tool.Name)
+			}
+			t.Errorf("Search(%q) = %v (total %d), want nothing", q, got, total)
+		}
+	}
+	// The relative floor: a strong match does not drag in every tool that
+	// shares one of its words.
+	hits, total := ix.Search("kubernetes pod logs", 0, nil)
+	if total > 10 {
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Tool.Name)
+		}
+		t.Errorf("kubernetes pod logs: %d matches above the floor, want few: %v", total, got)
+	}
+}
+
+func TestExactNameAndKeep(t *testing.T) {
+	ts := loadFixture(t)
+	ix := search.New(ts)
+	hits, _ := ix.Search("k8s_rollout_undo", 3, nil)
+	if len(hits) == 0 || hits[0].Tool.Name != "k8s_rollout_undo" {
+		t.Errorf("exact name is not first: %v", hits)
+	}
+	// keep hides tools: neither returned nor counted.
+	keep := func(t *tools.Tool) bool { return !strings.HasPrefix(t.Name, "k8s_") }
+	hits, total := ix.Search("restart kubernetes deployment", 10, keep)
+	for _, h := range hits {
+		if strings.HasPrefix(h.Tool.Name, "k8s_") {
+			t.Errorf("kept out tool %s returned", h.Tool.Name)
+		}
+	}
+	all, allTotal := ix.Search("restart kubernetes deployment", 10, nil)
+	if len(all) == 0 || allTotal <= total {
+		t.Errorf("without keep: %d hits (total %d); with: total %d", len(all), allTotal, total)
+	}
+	// limit caps what is shown, not the total.
+	hits, total = ix.Search("invoice", 2, nil)
+	if len(hits) != 2 || total <= 2 {
+		t.Errorf("limit 2: %d hits, total %d", len(hits), total)
+	}
+}
+
+func TestTerms(t *testing.T) {
+	cases := map[string][]string{
+		"getHTTPStatus":               {"get", "http", "status"},
+		"github_list_pull_requests":   {"github", "list", "pull", "request"},
+		"Invoices invoicing invoiced": {"invoic", "invoic", "invoic"},
+		"running stopped added":       {"run", "stop", "creat"},
+		"fetch the k8s pods":          {"get", "k8s", "pod"},
+		"Kubernetes PRs":              {"k8s", "pull", "request"},
+		"Ünïcödé naïve café":          {"ünïcödé", "naïve", "café"},
+	}
+	for in, want := range cases {
+		if got := search.Terms(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Terms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLive(t *testing.T) {
+	cat, err := tools.NewCatalog(loadFixture(t)[:20]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := search.NewLive(cat)
+	if n := l.Index().Len(); n != 20 {
+		t.Fatalf("index of %d tools, want 20", n)
+	}
+	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) != 0 {
+		t.Fatalf("weather found before it was added: %v", hits)
+	}
+	err = cat.Add(&tools.Tool{Name: "weather_get_forecast", Description: "Get the weather forecast for a city.",
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "weather_get_forecast" {
+		t.Errorf("weather not found after it was added: %v", hits)
+	}
+	cat.Remove("weather_get_forecast")
+	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) != 0 {
+		t.Errorf("weather found after it was removed: %v", hits)
+	}
+}
+
+// TestHostileInput: huge and odd queries and descriptions are bounded.
+func TestHostileInput(t *testing.T) {
+	big := &tools.Tool{Name: "big", Description: strings.Repeat("word ", 1<<20),
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }}
+	ix := search.New(append(loadFixture(t), big))
+	for _, q := range []string{strings.Repeat("invoice ", 100000), strings.Repeat("\xff", 5000), "\x00\x01 delete"} {
+		hits, _ := ix.Search(q, 5, nil)
+		if len(hits) > 5 {
+			t.Errorf("limit ignored: %d hits", len(hits))
+		}
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	ts := loadFixture(b)
+	ix := search.New(ts)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix.Search("who is on call for the checkout service right now", 5, nil)
+	}
+}
+
+func BenchmarkBuild500(b *testing.B) {
+	ts := loadFixture(b)
+	var big []*tools.Tool
+	for i := 0; len(big) < 500; i++ {
+		c := *ts[i%len(ts)]
+		c.Name = fmt.Sprintf("%s_%d", c.Name, i)
+		big = append(big, &c)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		search.New(big)
+	}
+}
+
+// FuzzSearch: any query (a model writes it) is answered within the limit,
+// without a panic, and every hit is a tool of the index.
+func FuzzSearch(f *testing.F) {
+	ts := loadFixture(f)
+	ix := search.New(ts)
+	for _, q := range []string{"restart kubernetes deployment", "PRs", "getHTTPStatus", "\xff\xfe", "a_b-c.d", strings.Repeat("x", 2000)} {
+		f.Add(q, 3)
+	}
+	f.Fuzz(func(t *testing.T, q string, limit int) {
+		hits, total := ix.Search(q, limit, nil)
+		if limit > 0 && len(hits) > limit || total < len(hits) || total > ix.Len() {
+			t.Fatalf("Search(%q, %d): %d hits, total %d", q, limit, len(hits), total)
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].Score > hits[i-1].Score {
+				t.Fatalf("not ranked: %v", hits)
+			}
+		}
+	})
+}
