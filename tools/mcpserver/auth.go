@@ -117,26 +117,34 @@ func (s *Server) principalFor(req mcp.Request) bindings.Principal {
 
 // filterToolsList is receiving middleware: tools/list shows only the tools
 // exposed to the request's principal (the server registers the union over
-// all configured principals).
+// all configured principals), and never a deprecated alias (served so that
+// calls by the old name still work, but not listed).
 func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil || s.tokens == nil {
+		if method != "tools/list" || err != nil {
 			return res, err
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
 		if !ok {
 			return res, err
 		}
-		p := s.principalFor(req)
-		ok2 := map[string]bool{RunCodeName: true, ReadOutputName: true}
-		for _, t := range s.broker.Exposed(tools.Direct, p) {
-			ok2[t.Name] = true
+		s.mu.Lock()
+		hidden := s.hidden
+		s.mu.Unlock()
+		var ok2 map[string]bool // nil: every tool not hidden
+		if s.tokens != nil {
+			ok2 = map[string]bool{RunCodeName: true, ReadOutputName: true}
+			for _, t := range s.broker.Exposed(tools.Direct, s.principalFor(req)) {
+				ok2[t.Name] = true
+			}
+		} else if len(hidden) == 0 {
+			return res, err
 		}
 		c := *lr
 		c.Tools = nil
 		for _, t := range lr.Tools {
-			if ok2[t.Name] {
+			if !hidden[t.Name] && (ok2 == nil || ok2[t.Name]) {
 				c.Tools = append(c.Tools, t)
 			}
 		}

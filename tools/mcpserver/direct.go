@@ -30,7 +30,11 @@ import (
 // clients that check structured content against the listed schema (the
 // TypeScript SDK does) see the schema the upstream's results were written
 // for.
-func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
+func (s *Server) directTool(t *tools.Tool) (toolDef, error) { return s.directToolAs(t, t.Name) }
+
+// directToolAs is directTool served under name: t.Name, or one of its
+// deprecated aliases (the broker resolves it).
+func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 	in := t.InputSchema
 	if in == nil {
 		in = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{},
@@ -45,7 +49,6 @@ func (s *Server) directTool(t *tools.Tool) (toolDef, error) {
 		out = wrapSchema(t.OutputSchema)
 	}
 	raw := t.DirectRaw
-	name := t.Name
 	mt := &mcp.Tool{
 		Name:        name,
 		Title:       t.Title,

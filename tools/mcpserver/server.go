@@ -120,9 +120,10 @@ type Server struct {
 
 	inflight sync.Map // HTTP request token → context.Context of the HTTP request
 
-	mu       sync.Mutex        // guards served and unlisted; serializes Refresh
+	mu       sync.Mutex        // guards served, unlisted and hidden; serializes Refresh
 	served   map[string][]byte // MCP tool name → JSON of its definition
 	unlisted int               // direct tools not served at the last Refresh (over the threshold)
+	hidden   map[string]bool   // served but never listed: deprecated aliases
 }
 
 // New returns a Server for cfg, with its tool list synced from the catalog.
@@ -241,6 +242,7 @@ func (s *Server) Refresh() (err error) {
 	defer s.mu.Unlock()
 
 	want := map[string]toolDef{RunCodeName: s.runCodeTool(), ReadOutputName: s.readOutputTool()}
+	hidden := map[string]bool{}
 	direct := s.exposedToAny()
 	large := s.overThreshold(direct)
 	var unlisted, directOnly int
@@ -269,6 +271,22 @@ func (s *Server) Refresh() (err error) {
 			continue
 		}
 		want[t.Name] = d
+		// A deprecated alias stays callable by clients that learnt the old
+		// name, through the same broker path (which adds next_action, or
+		// answers E_TOOL_UNKNOWN naming the new tool after the window); it
+		// is never listed (filterToolsList).
+		for _, a := range t.Aliases {
+			if _, taken := want[a.Name]; taken || reserved[a.Name] {
+				continue
+			}
+			ad, err := s.directToolAs(t, a.Name)
+			if err != nil {
+				continue
+			}
+			ad.tool.Description = "Deprecated: renamed to " + t.Name + "; call " + t.Name + " instead."
+			want[a.Name] = ad
+			hidden[a.Name] = true
+		}
 	}
 
 	if unlisted > 0 && unlisted != s.unlisted {
@@ -280,6 +298,7 @@ func (s *Server) Refresh() (err error) {
 		}
 	}
 	s.unlisted = unlisted
+	s.hidden = hidden
 
 	var gone []string
 	for name := range s.served {
