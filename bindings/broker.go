@@ -87,6 +87,9 @@ type Broker struct {
 	retries   int
 	backoff   time.Duration
 	now       func() time.Time
+
+	obsMu     sync.Mutex
+	onAuthSet []func()
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -153,6 +156,26 @@ func (b *Broker) SetAuthorizer(a Authorizer) {
 		a = DefaultAuthorizer{}
 	}
 	b.auth.Store(&authorizerBox{a})
+	b.obsMu.Lock()
+	fs := b.onAuthSet
+	b.obsMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// OnAuthorizerChange registers f to be called after every SetAuthorizer (a
+// reloaded policy file calls it), so that listings derived from the policy
+// (the MCP tool list, run_code's bindings) can be rebuilt. f runs
+// synchronously in the goroutine that set the authorizer and must be quick.
+// There is no way to unregister.
+func (b *Broker) OnAuthorizerChange(f func()) {
+	if f == nil {
+		return
+	}
+	b.obsMu.Lock()
+	b.onAuthSet = append(b.onAuthSet, f)
+	b.obsMu.Unlock()
 }
 
 func (b *Broker) authorizer() Authorizer { return b.auth.Load().a }

@@ -67,3 +67,60 @@ func TestServeListChanged(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestServePolicyReloadListChanged rewrites the policy file while a client
+// is connected: the tool the new policy makes code-only leaves tools/list,
+// and the client is told with notifications/tools/list_changed.
+func TestServePolicyReloadListChanged(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, []byte("version: 1\nrules: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--policy", pol)
+	cmd.Dir = dir
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	has := func(name string) bool {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+	}
+	if !has("ping") {
+		t.Fatal("ping not listed under an empty policy")
+	}
+	next := "version: 1\nrules:\n  - name: ping-from-code\n    tools: [ping]\n    allowed_callers: [code]\n"
+	if err := os.WriteFile(pol, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no notifications/tools/list_changed within 15s of the policy change\nstderr: %s", stderr.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for has("ping") {
+		if time.Now().After(deadline) {
+			t.Fatalf("ping still listed after the policy made it code-only\nstderr: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

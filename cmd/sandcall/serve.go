@@ -16,7 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
@@ -78,9 +77,12 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
-	// A reloaded .agents/tools script or a changed upstream tool list
-	// reaches connected clients as notifications/tools/list_changed.
-	stopRefresh := refreshOnChange(runner.Broker().Catalog(), srv.Refresh, refreshDebounce, log)
+	// A reloaded .agents/tools script, a changed upstream tool list or a
+	// reloaded policy reaches connected clients as
+	// notifications/tools/list_changed.
+	broker := runner.Broker()
+	stopRefresh := refreshOnChange(func(f func()) { broker.Catalog().OnChange(f); broker.OnAuthorizerChange(f) },
+		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
 	if *addr != "" {
 		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), log)
@@ -116,16 +118,18 @@ func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 // an upstream re-list) into one Refresh.
 const refreshDebounce = 100 * time.Millisecond
 
-// refreshOnChange calls refresh (the MCP server's Refresh) once cat has
-// stopped changing for d. stop cancels a pending call; later changes are
+// refreshOnChange calls refresh (the MCP server's Refresh) once what
+// subscribe watches has stopped changing for d. subscribe registers its
+// argument with every change source (the catalog's OnChange, the broker's
+// OnAuthorizerChange). stop cancels a pending call; later changes are
 // ignored.
-func refreshOnChange(cat *tools.Catalog, refresh func() error, d time.Duration, log *slog.Logger) (stop func()) {
+func refreshOnChange(subscribe func(func()), refresh func() error, d time.Duration, log *slog.Logger) (stop func()) {
 	var (
 		mu      sync.Mutex
 		timer   *time.Timer
 		stopped bool
 	)
-	cat.OnChange(func() {
+	subscribe(func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
