@@ -106,7 +106,7 @@ func TestRedteamProcessTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	limits := sandbox.Limits{Timeout: 3 * time.Second}.Resolve()
-	args := workerArgs(limits)
+	args := workerArgs(limits, true)
 	rep := confine.Probe(confine.Config{WorkerArgs: args, Executable: bin})
 	t.Logf("tier: %s", rep.Tier())
 

@@ -304,7 +304,7 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		langs := sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: ts.New(ts.Config{JS: eng}), sandbox.WASM: w}
 		return langs, "inprocess", func() { _ = w.Close(context.Background()) }, nil
 	}
-	args := workerArgs(limits)
+	args := workerArgs(limits, !c.oneShot)
 	rep := confine.Probe(confine.Config{WorkerArgs: args})
 	for _, l := range rep.Layers {
 		if !l.Active {

@@ -19,11 +19,20 @@ import (
 )
 
 // workerArgs are the arguments that start a worker for jobs within limits.
-func workerArgs(limits sandbox.Limits) []string {
+// warmTS has each worker transpile a small TypeScript program before it is
+// ready (~10 ms of esbuild's first-call set-up, so that a TypeScript job
+// does not pay it on its clock): worth it for a pool started ahead of its
+// jobs, not for the one worker of `sandcall run`, whose start is the
+// program's latency.
+func workerArgs(limits sandbox.Limits, warmTS bool) []string {
 	cpu := int((limits.Timeout + time.Second + time.Second - 1) / time.Second) // wall + 1 s grace, rounded up
-	return []string{"worker",
+	args := []string{"worker",
 		"--memory-bytes", strconv.FormatInt(limits.MemoryBytes, 10),
 		"--cpu-seconds", strconv.Itoa(cpu)}
+	if warmTS {
+		args = append(args, "--warm-ts")
+	}
+	return args
 }
 
 // cmdWorker is the hidden worker subcommand: one job, read from fd 3, with
@@ -41,6 +50,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(io.Discard)
 	mem := fs.Int64("memory-bytes", sandbox.DefaultLimits().MemoryBytes, "")
 	cpu := fs.Int("cpu-seconds", 0, "")
+	warmTypeScript := fs.Bool("warm-ts", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitUsage
@@ -60,7 +70,12 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		// interrupted; a worker is killed at the deadline (see sandbox/ts).
 		Executor:    sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: tsx, sandbox.WASM: w},
 		MemoryBytes: *mem,
-		Warm:        func() { warmEngine(eng); warmTS(tsx) },
+		Warm: func() {
+			warmEngine(eng)
+			if *warmTypeScript {
+				warmTS(tsx)
+			}
+		},
 		Restrict: func() error {
 			return confine.RestrictSelf(rep, confine.Limits{MemoryBytes: *mem, CPUSeconds: *cpu})
 		},
