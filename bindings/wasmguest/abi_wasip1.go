@@ -39,6 +39,9 @@ func sandcallInputRead(bufPtr unsafe.Pointer, bufLen uint32) int32
 //go:wasmimport sandcall set_result
 func sandcallSetResult(ptr unsafe.Pointer, n uint32) int32
 
+//go:wasmimport sandcall progress
+func sandcallProgress(ptr unsafe.Pointer, n uint32) int32
+
 //go:wasmimport sandcall log
 func sandcallLog(ptr unsafe.Pointer, n uint32)
 
@@ -85,6 +88,12 @@ func (wasmHost) inputRead(buf []byte) int32 {
 
 func (wasmHost) setResult(b []byte) int32 {
 	st := sandcallSetResult(bytesPtr(b), uint32(len(b)))
+	runtime.KeepAlive(b)
+	return st
+}
+
+func (wasmHost) progress(b []byte) int32 {
+	st := sandcallProgress(bytesPtr(b), uint32(len(b)))
 	runtime.KeepAlive(b)
 	return st
 }

@@ -58,6 +58,13 @@
 // both into the run's logs under the same budget, one entry per line
 // (stderr lines prefixed with "[error] ").
 //
+// # Progress
+//
+// Progress saves a JSON value as the run's partial result (the last one
+// wins): if the run then times out or is cancelled, the result still
+// carries it as "partial". It needs a host with the ABI's progress import;
+// a module that never calls Progress does not import it.
+//
 // # Security
 //
 // The guest holds no capability of its own: every call goes to the host,

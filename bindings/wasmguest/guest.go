@@ -27,6 +27,7 @@ type host interface {
 	inputLen() int32
 	inputRead(buf []byte) int32
 	setResult(b []byte) int32
+	progress(b []byte) int32
 	log(b []byte)
 }
 
@@ -319,6 +320,26 @@ func Return(v any) error {
 	}
 	if st := abi.setResult(b); st != 0 {
 		return &ABIError{Op: "set_result", Code: st}
+	}
+	return nil
+}
+
+// Progress saves v, encoded as JSON like Return's value, as the run's
+// partial result: if the run then fails (a timeout, a cancellation), its
+// result reports the last value saved as "partial", so the work done so far
+// is not lost. A value over the result budget is refused (an *ABIError with
+// code -6) and nothing is stored. Call it now and then in long runs, with a
+// small summary rather than raw data.
+func Progress(v any) error {
+	b, err := marshal(v)
+	if err != nil {
+		return fmt.Errorf("wasmguest: encoding the progress value: %w", err)
+	}
+	if err := ready(); err != nil {
+		return err
+	}
+	if st := abi.progress(b); st != 0 {
+		return &ABIError{Op: "progress", Code: st}
 	}
 	return nil
 }

@@ -25,6 +25,8 @@ type fakeHost struct {
 	callCode   int32    // if non-zero, call and call_async return it
 	readCode   int32    // if non-zero, result_read returns it
 	setCode    int32    // set_result returns it
+	partial    []byte   // the last value progress stored
+	maxPartial int      // progress refuses a longer value with -6 (0: no cap)
 	versionN   int      // abi_version calls
 }
 
@@ -140,6 +142,37 @@ func (f *fakeHost) setResult(b []byte) int32 {
 }
 
 func (f *fakeHost) log(b []byte) { f.logs = append(f.logs, string(b)) }
+
+func (f *fakeHost) progress(b []byte) int32 {
+	if !json.Valid(b) || f.maxPartial > 0 && len(b) > f.maxPartial {
+		return -6
+	}
+	f.partial = append([]byte(nil), b...)
+	return 0
+}
+
+func TestProgress(t *testing.T) {
+	f := use(t, newFake())
+	f.maxPartial = 64
+	if err := Progress(map[string]int{"done": 3}); err != nil || string(f.partial) != `{"done":3}` {
+		t.Fatalf("Progress = %v, stored %s", err, f.partial)
+	}
+	if err := Progress(map[string]int{"done": 4}); err != nil || string(f.partial) != `{"done":4}` {
+		t.Fatalf("second Progress = %v, stored %s (the last one wins)", err, f.partial)
+	}
+	err := Progress(strings.Repeat("x", 100))
+	var ae *ABIError
+	if !errors.As(err, &ae) || ae.Op != "progress" || ae.Code != -6 || string(f.partial) != `{"done":4}` {
+		t.Fatalf("over budget: %v, stored %s; want ABIError -6 and the old value kept", err, f.partial)
+	}
+	if err := Progress(func() {}); err == nil || !strings.Contains(err.Error(), "encoding the progress value") {
+		t.Fatalf("unencodable value: %v", err)
+	}
+	use(t, nil)
+	if err := Progress(1); err != ErrNotGuest {
+		t.Fatalf("outside a guest: %v", err)
+	}
+}
 
 func TestNotGuest(t *testing.T) {
 	use(t, nil)
