@@ -65,3 +65,28 @@ return {first: s.tools[0].name, described: d.described, decl: d.declarations.inc
 		t.Errorf("tier %q, want the process tier", res.Tier)
 	}
 }
+
+// TestToolsListDemo: `tools list` shows every tool a server would offer:
+// the demo toolsets and the discovery tools, each with source and callers.
+func TestToolsListDemo(t *testing.T) {
+	out, errOut, code := sandcall(t, "", "tools", "list", "--demo", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var rows []struct {
+		Name, Source, Status string
+		Callers              []string
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = r.Source + " " + strings.Join(r.Callers, ",") + " " + r.Status
+	}
+	for _, name := range []string{"search_tools", "describe_tools", "get_expenses", "get_stock_snapshot", "ping"} {
+		if got[name] != "builtin direct,code ok" {
+			t.Errorf("%s: %q, want \"builtin direct,code ok\"", name, got[name])
+		}
+	}
+}

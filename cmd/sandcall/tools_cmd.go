@@ -218,6 +218,12 @@ func toolsList(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitInternal
 	}
+	// The discovery tools every server adds are listed too.
+	if b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat}); err == nil {
+		if err := bindings.AddDiscovery(b); err != nil {
+			fmt.Fprintf(e.stderr, "warning: discovery tools not listed: %v\n", err)
+		}
+	}
 	var rows []toolRow
 	if d, ok := localDir(*dir); ok {
 		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler)})
