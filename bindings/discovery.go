@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -197,6 +198,10 @@ func (d *discovery) describeTool() *tools.Tool {
 }
 
 func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResult, error) {
+	if len(a.Names) == 0 {
+		return DescribeResult{}, tools.ArgError("/names", "names must list at least one tool name",
+			`Pass the names to describe, e.g. {"names": ["get_expenses"]}; find names with search_tools.`)
+	}
 	vis, err := d.visible(ctx)
 	if err != nil {
 		return DescribeResult{}, err
@@ -226,11 +231,14 @@ func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResul
 			continue
 		}
 		decl := tsdecl.Declaration(t)
-		if size+len(decl) > MaxDescribeBytes {
+		// Counted as the answer holds it: a JSON string, where quotes,
+		// newlines and <, > escape to several bytes.
+		n := jsonLen(decl)
+		if size+n > MaxDescribeBytes {
 			res.Omitted = append(res.Omitted, name)
 			continue
 		}
-		size += len(decl) + 2
+		size += n + len(`\n\n`)
 		decls = append(decls, decl)
 		res.Described = append(res.Described, name)
 	}
@@ -252,6 +260,12 @@ func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResul
 	}
 	res.Hint = strings.Join(hints, " ")
 	return res, nil
+}
+
+// jsonLen is the length of s encoded as a JSON string, quotes excluded.
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b) - 2
 }
 
 func quoteAll(ss []string) []string {

@@ -259,3 +259,21 @@ func TestDiscoveryAliases(t *testing.T) {
 		t.Errorf("describe by an alias: %+v", dr)
 	}
 }
+
+// TestDescribeNoNames: describe_tools without names (null or empty) is an
+// argument error the caller can fix, not an unknown tool.
+func TestDescribeNoNames(t *testing.T) {
+	b, r := newDiscovery(t)
+	for _, args := range []string{`{"names":null}`, `{}`, `{"names":[]}`} {
+		_, err := b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.DescribeToolsName, json.RawMessage(args))
+		var e *sandbox.Error
+		if !errors.As(err, &e) || e.Code != sandbox.EToolArgs || e.Hint == "" {
+			t.Errorf("%s: %v, want E_TOOL_ARGS with a hint", args, err)
+		}
+	}
+	res := r.Run(context.Background(), bindings.RunRequest{Program: sandbox.Program{
+		Source: `try { await tools.$describe(null) } catch (e) { return e.code }`}})
+	if !res.OK || string(res.Result) != `"E_TOOL_ARGS"` {
+		t.Errorf("tools.$describe(null): %s %v", res.Result, res.Error)
+	}
+}

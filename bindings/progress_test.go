@@ -230,3 +230,20 @@ func TestRunDoesNotWaitForStuckTool(t *testing.T) {
 		t.Fatalf("result %+v, want E_CANCELLED", res)
 	}
 }
+
+// TestCutLogsEmptyEntries: empty log entries cost a byte each, so a flood of
+// them is cut to the budget like any other logs.
+func TestCutLogsEmptyEntries(t *testing.T) {
+	logs := make([]string, 100000)
+	exec := funcExec(func(_ context.Context, j *sandbox.Job, _ sandbox.Host) *sandbox.Outcome {
+		return &sandbox.Outcome{Value: json.RawMessage("1"), Logs: append([]string(nil), logs...)}
+	})
+	r, err := NewRunner(RunnerConfig{Broker: newBroker(t, BrokerConfig{}), Executor: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background(), RunRequest{Program: sandbox.Program{Source: "x"}, Limits: sandbox.Limits{MaxLogBytes: 1000}})
+	if !res.OK || !res.Truncated || len(res.Logs) != 1000 {
+		t.Fatalf("ok %v, truncated %v, %d entries kept; want 1000", res.OK, res.Truncated, len(res.Logs))
+	}
+}

@@ -314,6 +314,15 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		Tier:       r.tier,
 		Error:      out.Err,
 	}
+	// JSON text is UTF-8 (RFC 8259), and the engines' checks (json.Valid,
+	// json.Compact) do not look inside strings: a WebAssembly guest or a
+	// worker could hand over raw bytes that no client can read, and that
+	// read_output could not page exactly.
+	if res.OK && !utf8.Valid(res.Result) {
+		res.OK, res.Result = false, nil
+		res.Error = &sandbox.Error{Code: sandbox.EResultInvalid, Message: "the result is not valid UTF-8",
+			Hint: "Return JSON text encoded as UTF-8 (set_result takes the UTF-8 bytes of one JSON value)."}
+	}
 	// The broker's notes (a cut tool output, a deprecated name) follow
 	// the program's own logs.
 	res.Logs = append(res.Logs, h.logNotes()...)
@@ -328,6 +337,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		res.Partial = out.Partial
 		if res.Partial == nil {
 			res.Partial = h.lastPartial()
+		}
+		if !utf8.Valid(res.Partial) {
+			res.Partial = nil
 		}
 	}
 	if res.OK && len(res.Result) > lim.MaxResultBytes && !req.WholeResult {
@@ -366,7 +378,7 @@ func cutResult(res *sandbox.Result, max int) {
 func cutLogs(res *sandbox.Result, max int) {
 	total := 0
 	for _, e := range res.Logs {
-		total += len(e)
+		total += logCost(e)
 	}
 	if total <= max {
 		return
@@ -374,9 +386,9 @@ func cutLogs(res *sandbox.Result, max int) {
 	var kept []string
 	used := 0
 	for _, e := range res.Logs {
-		if used+len(e) <= max {
+		if used+logCost(e) <= max {
 			kept = append(kept, e)
-			used += len(e)
+			used += logCost(e)
 			continue
 		}
 		if room := max - used; room > 0 {
@@ -391,6 +403,10 @@ func cutLogs(res *sandbox.Result, max int) {
 	res.Logs = kept
 	res.Truncated = true
 }
+
+// logCost is what a log entry takes from the log budget: its bytes, and at
+// least one, as in the engines, so that a flood of empty entries is cut too.
+func logCost(e string) int { return max(len(e), 1) }
 
 // prefixFitting returns the length of the longest prefix of b, ending at a
 // character boundary, whose JSON string encoding (quotes included, no HTML
@@ -427,15 +443,7 @@ func utf8Floor(b []byte, n int) int {
 }
 
 // marshalString is the JSON string encoding of b, without HTML escaping.
-func marshalString(b []byte) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(string(b)); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func marshalString(b []byte) (json.RawMessage, error) { return sandbox.MarshalJSON(string(b)) }
 
 // resolveModule keeps a submitted module by hash, or finds the one named by
 // ModuleSHA256.

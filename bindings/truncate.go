@@ -60,11 +60,15 @@ func cutRows(res []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	}
 	switch b[0] {
 	case '[':
-		items := arrayItems(b, 0)
+		n := countItems(b, 0)
 		// len = "[" + items joined by "," + "]"
 		k, size := 0, 2
-		for k < len(items) {
-			add := items[k][1] - items[k][0]
+		for it := newItemIter(b, 0); ; {
+			s, e, ok := it.next()
+			if !ok {
+				break
+			}
+			add := e - s
 			if k > 0 {
 				add++
 			}
@@ -78,8 +82,8 @@ func cutRows(res []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 			return nil, rowCut{}, false
 		}
 		out := make([]byte, 0, size)
-		out = appendItems(out, b, items[:k])
-		return out, rowCut{Kept: k, Omitted: len(items) - k}, true
+		out = appendItems(out, b, 0, k)
+		return out, rowCut{Kept: k, Omitted: n - k}, true
 	case '{':
 		return cutObject(b, budget, mark)
 	}
@@ -117,7 +121,7 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 		return nil, rowCut{}, false
 	}
 	last := len(b) - 1 // the closing '}'
-	items := arrayItems(b, vs)
+	n := countItems(b, vs)
 	mark = mark && !taken
 	// size(k) = rest + "[" + items + "]" + marker(total-k) + "}"
 	rest := vs + (last - ve)
@@ -129,14 +133,18 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	}
 	k, sum := 0, 0
 	best, bestSize := 0, 0
-	for k < len(items) {
-		add := items[k][1] - items[k][0]
+	for it := newItemIter(b, vs); ; {
+		s, e, ok := it.next()
+		if !ok {
+			break
+		}
+		add := e - s
 		if k > 0 {
 			add++
 		}
 		sum += add
 		k++
-		if size := rest + 2 + sum + marker(len(items)-k) + 1; size <= budget {
+		if size := rest + 2 + sum + marker(n-k) + 1; size <= budget {
 			best, bestSize = k, size
 		} else if sum+rest+3 > budget {
 			break // every further prefix is longer still
@@ -147,42 +155,68 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	}
 	out := make([]byte, 0, bestSize)
 	out = append(out, b[:vs]...)
-	out = appendItems(out, b, items[:best])
+	out = appendItems(out, b, vs, best)
 	out = append(out, b[ve:last]...)
 	if mark {
 		out = append(out, `,"truncated":true,"omitted":`...)
-		out = strconv.AppendInt(out, int64(len(items)-best), 10)
+		out = strconv.AppendInt(out, int64(n-best), 10)
 	}
 	out = append(out, '}')
-	return out, rowCut{Field: field, Kept: best, Omitted: len(items) - best, Marked: mark}, true
+	return out, rowCut{Field: field, Kept: best, Omitted: n - best, Marked: mark}, true
 }
 
-// appendItems appends "[" + the items of b joined by "," + "]".
-func appendItems(out, b []byte, items [][2]int) []byte {
+// appendItems appends "[" + the first k items of the array that starts at
+// b[at], joined by "," + "]".
+func appendItems(out, b []byte, at, k int) []byte {
 	out = append(out, '[')
-	for j, it := range items {
+	it := newItemIter(b, at)
+	for j := 0; j < k; j++ {
+		s, e, ok := it.next()
+		if !ok {
+			break
+		}
 		if j > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, b[it[0]:it[1]]...)
+		out = append(out, b[s:e]...)
 	}
 	return append(out, ']')
 }
 
-// arrayItems returns the spans of the items of the array that starts at
-// b[at] (b is valid JSON).
-func arrayItems(b []byte, at int) [][2]int {
-	var items [][2]int
-	i := skipWS(b, at+1)
-	for i < len(b) && b[i] != ']' {
-		e := skipValue(b, i)
-		items = append(items, [2]int{i, e})
-		i = skipWS(b, e)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
+// itemIter walks the items of an array of valid JSON without storing
+// them: an array of millions of tiny items costs no memory beyond its cut.
+type itemIter struct {
+	b []byte
+	i int
+}
+
+// newItemIter returns an iterator over the items of the array that starts
+// at b[at] (b is valid JSON).
+func newItemIter(b []byte, at int) itemIter { return itemIter{b: b, i: skipWS(b, at+1)} }
+
+// next returns the span of the next item, or false at the array's end.
+func (it *itemIter) next() (start, end int, ok bool) {
+	b, i := it.b, it.i
+	if i >= len(b) || b[i] == ']' {
+		return 0, 0, false
+	}
+	e := skipValue(b, i)
+	j := skipWS(b, e)
+	if j < len(b) && b[j] == ',' {
+		j = skipWS(b, j+1)
+	}
+	it.i = j
+	return i, e, true
+}
+
+// countItems returns the number of items of the array that starts at b[at].
+func countItems(b []byte, at int) int {
+	n := 0
+	for it := newItemIter(b, at); ; n++ {
+		if _, _, ok := it.next(); !ok {
+			return n
 		}
 	}
-	return items
 }
 
 // skipValue returns the end of the JSON value that starts at b[i]; b is

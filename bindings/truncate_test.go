@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,6 +97,28 @@ func TestCutRowsExact(t *testing.T) {
 		more := `{"page":1,"rows":[` + strings.Join(items[:c.Kept+1], ",") + `],"truncated":true,"omitted":` + strconv.Itoa(c.Omitted-1) + `}`
 		if c.Omitted > 1 && len(more) <= budget {
 			t.Fatalf("object, budget %d: kept %d items, but one more fits", budget, c.Kept)
+		}
+	}
+}
+
+// TestCutRowsMemory: cutting an array of millions of tiny items allocates
+// about its cut, not a record per item (a tool's 8 MiB of "0," used to cost
+// 326 MiB of spans).
+func TestCutRowsMemory(t *testing.T) {
+	arr := append([]byte("["), bytes.Repeat([]byte("0,"), 4<<20)...)
+	arr = append(arr, '0', ']')
+	obj := append(append([]byte(`{"x":1,"rows":`), arr...), '}')
+	const budget = 1 << 20
+	for _, in := range [][]byte{arr, obj} {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		out, c, ok := cutRows(in, budget, true)
+		runtime.ReadMemStats(&m1)
+		if !ok || len(out) > budget || c.Kept+c.Omitted != 4<<20+1 {
+			t.Fatalf("cut %d bytes: ok %v, %d bytes, %+v", len(in), ok, len(out), c)
+		}
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 4*budget {
+			t.Errorf("cutting %d bytes to %d allocated %d bytes", len(in), budget, alloc)
 		}
 	}
 }

@@ -259,7 +259,8 @@ type LogSink interface {
 // compact JSON of each value (at most the result budget), from the guest's
 // goroutine; the last one wins. The process tier streams them to the server
 // this way, so a worker killed at its deadline still leaves its partial
-// result.
+// result; it coalesces them (at most one every 100 ms, the latest), so the
+// host there may not see every value, but always sees the last one.
 type PartialSink interface {
 	Partial(value json.RawMessage)
 }

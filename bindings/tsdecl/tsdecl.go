@@ -29,9 +29,13 @@
 // Schemas of upstream tools are untrusted. Rendering is bounded whatever
 // the schema: nesting past MaxDepth, more than MaxNodes subschemas, $ref
 // cycles, enums past MaxEnum values and objects past MaxProperties
-// properties are cut short (with a comment saying so), descriptions are
-// capped and cannot close a JSDoc comment ("*/" is escaped), and every
-// result is capped in bytes (MaxDeclarationBytes, MaxSignatureBytes).
+// properties are cut short (with a comment saying so), descriptions,
+// property names and literals are capped (a cut literal keeps its closing
+// quote) and cannot close a JSDoc comment ("*/" is escaped), the text one
+// rendering builds is bounded (past maxWriterBytes, further subschemas are
+// unknown: $refs that share definitions many times over cannot make the
+// work explode), and every result is capped in bytes (MaxDeclarationBytes,
+// MaxSignatureBytes).
 package tsdecl
 
 import (
@@ -59,6 +63,15 @@ const (
 	// MaxNodes caps the subschemas rendered for one type; the rest are
 	// shown as unknown.
 	MaxNodes = 2000
+	// maxWriterBytes bounds the text one rendering builds, counting a
+	// nested type again in each enclosing object (at most MaxDepth+1
+	// times): far more than any declaration that fits in
+	// MaxDeclarationBytes, so it only cuts renderings that would be
+	// discarded anyway.
+	maxWriterBytes = 64 * MaxDeclarationBytes
+	// maxLiteralBytes caps a string literal's text (a property name, an
+	// enum value, a const).
+	maxLiteralBytes = 200
 	// MaxEnum caps the members of an enum (or a union) shown.
 	MaxEnum = 32
 	// MaxProperties caps the properties of an object shown.
@@ -271,6 +284,7 @@ type writer struct {
 	l     level
 	brief bool // signatures: collapsed objects are {…}
 	nodes int
+	size  int // bytes of object members rendered (see maxWriterBytes)
 	// expanding holds the $refs being inlined, to find cycles.
 	expanding map[string]bool
 	// aliases are the recursive $refs, named: ref → alias name.
@@ -297,7 +311,7 @@ func (w *writer) typ(s *jsonschema.Schema, depth, indent int) (string, kind) {
 		return "unknown", atom
 	}
 	w.nodes++
-	if w.nodes > MaxNodes {
+	if w.nodes > MaxNodes || w.size > maxWriterBytes {
 		return "unknown", atom
 	}
 	if s.Ref != "" {
@@ -435,7 +449,7 @@ func (w *writer) array(s *jsonschema.Schema, depth, indent int) string {
 var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
 func propName(n string) string {
-	if identRE.MatchString(n) {
+	if len(n) <= maxLiteralBytes && identRE.MatchString(n) {
 		return n
 	}
 	return literal(n)
@@ -489,6 +503,7 @@ func (w *writer) object(s *jsonschema.Schema, depth, indent int) string {
 		if w.l.pretty {
 			p.doc = w.propDoc(ps)
 		}
+		w.size += len(p.text) + len(p.doc)
 		props = append(props, p)
 	}
 	if extra != nil && !isFalse(extra) && !isEmpty(extra) {
@@ -804,10 +819,13 @@ func sortedKeys(m map[string]*jsonschema.Schema) []string {
 }
 
 // literal renders a JSON value as a TypeScript literal type; objects and
-// arrays (which TypeScript has no literal types for) are unknown.
+// arrays (which TypeScript has no literal types for) are unknown. A long
+// string is cut inside its quotes.
 func literal(v any) string {
-	switch v.(type) {
-	case string, float64, int, int64, bool, nil, json.Number:
+	switch x := v.(type) {
+	case string:
+		v = capBytes(x, maxLiteralBytes)
+	case float64, int, int64, bool, nil, json.Number:
 	default:
 		return "unknown"
 	}
@@ -817,7 +835,11 @@ func literal(v any) string {
 	if enc.Encode(v) != nil {
 		return "unknown"
 	}
-	return capBytes(strings.TrimSuffix(b.String(), "\n"), 200)
+	t := strings.TrimSuffix(b.String(), "\n")
+	if _, ok := v.(string); ok {
+		return t // at most 6×maxLiteralBytes, escapes included
+	}
+	return capBytes(t, maxLiteralBytes)
 }
 
 // isFalse reports whether s is the schema false ({"not": {}}).

@@ -62,10 +62,13 @@ func (p *progressLine) loop() {
 			return
 		case <-t.C:
 		}
+		// Written outside the lock: a terminal that does not take the
+		// line (stopped with ^S) must not block update.
 		p.mu.Lock()
-		fmt.Fprintf(p.w, "\r\x1b[K%s", progressText(p.latest, time.Since(p.start)))
+		line := "\r\x1b[K" + progressText(p.latest, time.Since(p.start))
 		p.drawn = true
 		p.mu.Unlock()
+		_, _ = io.WriteString(p.w, line)
 	}
 }
 

@@ -77,3 +77,42 @@ func TestIsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// stuckWriter blocks every write until released, like a terminal stopped
+// with ^S.
+type stuckWriter struct {
+	writing chan struct{} // receives once a write has started
+	release chan struct{}
+}
+
+func (s *stuckWriter) Write(p []byte) (int, error) {
+	select {
+	case s.writing <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return len(p), nil
+}
+
+// TestProgressUpdateNeverBlocks: update is called from the runner's
+// goroutines (every tool call reports through it), so a terminal that does
+// not take the line must not hold them up.
+func TestProgressUpdateNeverBlocks(t *testing.T) {
+	w := &stuckWriter{writing: make(chan struct{}, 1), release: make(chan struct{})}
+	p := newProgressLine(w, time.Millisecond)
+	<-w.writing // the loop is now stuck in a write
+	done := make(chan struct{})
+	go func() {
+		p.update(bindings.RunProgress{Seq: 1})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a hang check, not a timing
+		close(w.release)
+		p.stop()
+		t.Fatal("update blocked behind a stuck terminal write")
+	}
+	close(w.release)
+	p.stop()
+}

@@ -25,6 +25,7 @@ import (
 // hostile is one hostile program and what it must get.
 type hostile struct {
 	name, src string
+	ts        bool     // src is TypeScript
 	module    []byte   // a WebAssembly module instead of src
 	expect    []string // codes, "ok:<compact JSON>", or "ok" for any result
 }
@@ -61,13 +62,16 @@ func loadHostileWasm(t *testing.T, dir string) []hostile {
 	return hs
 }
 
-// loadHostile reads programs whose first line is "// expect: A|B|ok:V".
+// loadHostile reads programs whose first line is "// expect: A|B|ok:V":
+// JavaScript (*.js) and TypeScript (*.ts).
 func loadHostile(t *testing.T, dir, prefix string) []hostile {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tsFiles, _ := filepath.Glob(filepath.Join(dir, "*.ts"))
+	files = append(files, tsFiles...)
 	sort.Strings(files)
 	var hs []hostile
 	for _, f := range files {
@@ -81,7 +85,7 @@ func loadHostile(t *testing.T, dir, prefix string) []hostile {
 			t.Fatalf("%s: first line must be // expect: …", f)
 		}
 		exp, _, _ = strings.Cut(exp, "   ") // the shared sample adds notes after spaces
-		hs = append(hs, hostile{name: prefix + strings.TrimSuffix(filepath.Base(f), ".js"), src: string(b),
+		hs = append(hs, hostile{name: prefix + strings.TrimSuffix(filepath.Base(f), ".js"), src: string(b), ts: strings.HasSuffix(f, ".ts"),
 			expect: strings.Split(strings.TrimSpace(exp), "|")})
 	}
 	return hs
@@ -127,8 +131,11 @@ func TestRedteamProcessTier(t *testing.T) {
 	cat, _ := tools.NewCatalog(demo.Tools()...)
 	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Logger: log,
 		Audit: slog.New(slog.NewJSONHandler(&audit, nil))})
+	if err := bindings.AddDiscovery(broker); err != nil { // tools.$search, tools.$describe
+		t.Fatal(err)
+	}
 	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Limits: limits, Tier: rep.Tier(),
-		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.WASM}})
+		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +158,9 @@ func TestRedteamProcessTier(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
 			prog := sandbox.Program{Source: c.src}
+			if c.ts {
+				prog.Language = sandbox.TypeScript
+			}
 			if c.module != nil {
 				prog = sandbox.Program{Language: sandbox.WASM, Module: c.module}
 			}

@@ -209,6 +209,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	audit, err := c.auditLogger(os.Stderr)
 	if err != nil {
+		closeAll() // the upstream servers already started
 		return nil, nil, err
 	}
 	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}

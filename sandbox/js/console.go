@@ -65,10 +65,12 @@ func (r *run) log(prefix string, args []goja.Value) {
 	}
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
-	if len(in.b) <= room && !in.over {
+	// An empty entry costs a byte: console.log() in a loop must fill the
+	// budget too, or the kept entries would grow without bound.
+	if cost := max(len(in.b), 1); cost <= room && !in.over {
 		kept, keep = string(in.b), true
 		r.logs = append(r.logs, kept)
-		r.logBytes += len(in.b)
+		r.logBytes += cost
 		return
 	}
 	r.logsTruncated = true

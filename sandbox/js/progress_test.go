@@ -129,3 +129,26 @@ func TestKeepResult(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyLogsAreCounted: an empty console entry costs a byte of the log
+// budget, so that console.log() in a loop cannot grow the kept logs (and
+// what streams to the server) by millions of entries while the budget
+// never fills.
+func TestEmptyLogsAreCounted(t *testing.T) {
+	e := New(Config{})
+	lim := sandbox.Limits{Timeout: 5 * time.Second, MaxLogBytes: 100}.Resolve()
+	h := &sinkHost{}
+	out := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{
+		Source: `console.log("abc"); for (let i = 0; i < 20000; i++) console.log(); return 1`}, Limits: lim}, h)
+	if out.Err != nil {
+		t.Fatalf("err = %v", out.Err)
+	}
+	if len(out.Logs) != 98 || !out.LogsTruncated || out.Logs[0] != "abc" {
+		t.Fatalf("%d entries kept (truncated %v), want 98: \"abc\" and 97 empty ones", len(out.Logs), out.LogsTruncated)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.logs) != len(out.Logs) {
+		t.Fatalf("%d entries streamed, want %d", len(h.logs), len(out.Logs))
+	}
+}

@@ -31,10 +31,13 @@ const (
 // result (the broker caps those at 4 MiB by default). Worker → server frames
 // carry arguments, one log entry, one partial result or the outcome, all
 // capped below: the largest is an outcome with a result kept whole for
-// paging (sandbox.MaxKeptResultBytes, 8 MiB) plus its logs.
+// paging (sandbox.MaxKeptResultBytes, 8 MiB), its logs (sandbox.MaxKeptLogBytes:
+// at most 5 MiB as JSON, a million one-byte entries `\` written `"\\",`;
+// the engines escape control characters and frames are encoded without HTML
+// escaping) and a partial result (256 KiB).
 const (
 	MaxServerFrame = 32 << 20
-	MaxWorkerFrame = 12 << 20
+	MaxWorkerFrame = 16 << 20
 )
 
 var (

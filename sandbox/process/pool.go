@@ -478,11 +478,12 @@ read:
 				_ = w.fw.sendRaw(encodeResult(m.ID, err != nil, res))
 			}()
 		case logMsg:
-			if logBytes+len(m.Entry) > limit.MaxLogBytes {
+			// An empty entry costs a byte, as in the engines.
+			if cost := max(len(m.Entry), 1); logBytes+cost > limit.MaxLogBytes {
 				logsTruncated = true
 				continue
 			}
-			logBytes += len(m.Entry)
+			logBytes += max(len(m.Entry), 1)
 			logs = append(logs, m.Entry)
 			if sink != nil {
 				sink.Log(m.Entry)

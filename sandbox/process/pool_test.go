@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,30 @@ func (scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Ho
 	case "partial-big": // a partial result over the budget: a worker bug
 		host.(sandbox.PartialSink).Partial(json.RawMessage(`"` + strings.Repeat("x", 300<<10) + `"`))
 		time.Sleep(time.Hour)
+	case "tiny-logs": // a result of N bytes with 1 MiB of logs in one-byte entries that JSON writes in five: "\\",
+		n, _ := strconv.Atoi(arg(1))
+		logs := make([]string, sandbox.MaxKeptLogBytes)
+		for i := range logs {
+			logs[i] = `\`
+		}
+		return &sandbox.Outcome{Value: json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`), Logs: logs}
+	case "empty-logs": // streams N empty log entries, then dies
+		n, _ := strconv.Atoi(arg(1))
+		for i := 0; i < n; i++ {
+			host.(sandbox.LogSink).Log("")
+		}
+		os.Exit(7)
+	case "html": // a partial result, logs and a result of N bytes, all full of '<', '&' and U+2028
+		host.(sandbox.PartialSink).Partial(json.RawMessage(`"` + strings.Repeat("<", 250<<10) + `"`))
+		var logs []string
+		for i := 0; i < 512; i++ { // 1 MiB
+			e := strings.Repeat("&\u2028", 512)
+			logs = append(logs, e)
+			host.(sandbox.LogSink).Log(e)
+		}
+		n, _ := strconv.Atoi(arg(1))
+		return &sandbox.Outcome{Value: json.RawMessage(`"` + strings.Repeat(">", n-2) + `"`), Logs: logs,
+			Partial: json.RawMessage(`"` + strings.Repeat("<", 250<<10) + `"`)}
 	case "big": // a result of N bytes
 		n, _ := strconv.Atoi(arg(1))
 		return &sandbox.Outcome{Value: json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)}
@@ -468,8 +493,11 @@ func TestPartialSurvivesTheKill(t *testing.T) {
 	if string(o.Partial) != `{"done":3}` || len(o.Logs) != 1 || o.Logs[0] != "saved" {
 		t.Fatalf("partial %s, logs %q; want the last value and the log", o.Partial, o.Logs)
 	}
-	if got := sink.values(); len(got) != 3 || got[2] != `{"done":3}` {
-		t.Fatalf("host's PartialSink saw %q, want all three in order", got)
+	// The stream is coalesced: values stored in quick succession may be
+	// skipped, never the last one, and the order holds.
+	got := sink.values()
+	if len(got) == 0 || got[len(got)-1] != `{"done":3}` || !sort.StringsAreSorted(got) {
+		t.Fatalf("host's PartialSink saw %q, want values in order ending with the last", got)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -513,6 +541,62 @@ func TestKeepResultBytes(t *testing.T) {
 	}
 }
 
+// TestFramesKeepSizes: what crosses the pipe is measured as the engine
+// measured it. Encoding a frame must not inflate '<', '>' and '&' six-fold
+// (encoding/json's HTML escaping): a partial result within its budget would
+// come out over it and kill the worker, and a result kept whole for paging
+// plus its logs would no longer fit in a frame.
+func TestFramesKeepSizes(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	const size = sandbox.MaxKeptResultBytes - 16
+	j := job(fmt.Sprintf("html %d", size), 20*time.Second)
+	j.KeepResultBytes = sandbox.MaxKeptResultBytes
+	j.Limits.MaxLogBytes = sandbox.MaxKeptLogBytes
+	sink := &partialHost{}
+	o := p.Execute(context.Background(), j, sink)
+	if o.Err != nil {
+		t.Fatalf("err = %v, want none", o.Err)
+	}
+	logBytes := 0
+	for _, l := range o.Logs {
+		logBytes += len(l)
+	}
+	if len(o.Value) != size || len(o.Partial) != 250<<10+2 || logBytes != sandbox.MaxKeptLogBytes {
+		t.Fatalf("value %d bytes, partial %d, logs %d; want %d, %d, %d", len(o.Value), len(o.Partial), logBytes,
+			size, 250<<10+2, sandbox.MaxKeptLogBytes)
+	}
+	for _, v := range sink.values() {
+		if len(v) != 250<<10+2 {
+			t.Fatalf("host's PartialSink saw a value of %d bytes, want %d", len(v), 250<<10+2)
+		}
+	}
+
+	// The most JSON a kept log can take: a million one-byte entries.
+	j = job(fmt.Sprintf("tiny-logs %d", size), 20*time.Second)
+	j.KeepResultBytes = sandbox.MaxKeptResultBytes
+	j.Limits.MaxLogBytes = sandbox.MaxKeptLogBytes
+	o = p.Execute(context.Background(), j, &pingHost{})
+	if o.Err != nil || len(o.Value) != size || len(o.Logs) != sandbox.MaxKeptLogBytes {
+		t.Fatalf("tiny logs: err %v, value %d bytes, %d entries", o.Err, len(o.Value), len(o.Logs))
+	}
+}
+
+// TestEmptyLogEntriesAreCounted: a worker streaming empty log entries
+// fills the server's copy of the logs like any other, a byte each, instead
+// of growing it without bound.
+func TestEmptyLogEntriesAreCounted(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	j := job("empty-logs 5000", 10*time.Second)
+	j.Limits.MaxLogBytes = 100
+	o := p.Execute(context.Background(), j, &pingHost{})
+	if o.Err == nil || o.Err.Code != sandbox.EWorkerCrashed {
+		t.Fatalf("err = %v, want E_WORKER_CRASHED", o.Err)
+	}
+	if len(o.Logs) != 100 || !o.LogsTruncated {
+		t.Fatalf("%d entries kept (truncated %v), want 100", len(o.Logs), o.LogsTruncated)
+	}
+}
+
 // partialHost records the partial results it is handed.
 type partialHost struct {
 	pingHost
@@ -530,4 +614,19 @@ func (h *partialHost) values() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string(nil), h.seen...)
+}
+
+// TestPartialFloodIsCoalesced: a program storing values in a tight loop
+// does not send the server a frame for each (the server would spend a core
+// decoding them); the last one still arrives.
+func TestPartialFloodIsCoalesced(t *testing.T) {
+	p := newPool(t, Config{Size: 1, Grace: 50 * time.Millisecond})
+	sink := &partialHost{}
+	o := p.Execute(context.Background(), job("partial 20000", 300*time.Millisecond), sink)
+	if o.Err == nil || o.Err.Code != sandbox.ETimeout || string(o.Partial) != `{"done":20000}` {
+		t.Fatalf("err %v, partial %s; want E_TIMEOUT with the last value", o.Err, o.Partial)
+	}
+	if n := len(sink.values()); n > 1000 {
+		t.Fatalf("the server was sent %d partial values for 20,000 stored in a loop", n)
+	}
 }

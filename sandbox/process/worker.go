@@ -116,7 +116,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 
 // sendSyncOutcome sends the outcome and waits until it is written.
 func (h *workerHost) sendSyncOutcome(o *sandbox.Outcome) error {
-	body, err := json.Marshal(outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
+	body, err := marshalFrame(outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
 	if err != nil {
 		return err
 	}
@@ -158,6 +158,10 @@ type workerHost struct {
 
 	mu      sync.Mutex // guards pending
 	pending map[uint64]chan resultMsg
+
+	pmu      sync.Mutex      // guards the fields below (Partial)
+	partial  json.RawMessage // the latest value not yet sent
+	flushing bool            // a flushPartials goroutine is running
 }
 
 var (
@@ -167,7 +171,7 @@ var (
 )
 
 func (h *workerHost) send(kind byte, v any) error {
-	body, err := json.Marshal(v)
+	body, err := marshalFrame(v)
 	if err != nil {
 		return err
 	}
@@ -210,21 +214,58 @@ func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage
 // Log implements sandbox.LogSink: entries stream to the server as they
 // happen, so a worker that dies still leaves its logs.
 func (h *workerHost) Log(entry string) {
-	body, err := json.Marshal(logMsg{Entry: entry})
+	body, err := marshalFrame(logMsg{Entry: entry})
 	if err == nil {
 		_ = h.fw.sendSync(kindLog, body)
 	}
 }
 
-// Partial implements sandbox.PartialSink: each value stored with
-// progress(value) streams to the server as it is stored, so a worker killed
-// at its deadline still leaves the last one.
+// Partial implements sandbox.PartialSink: the values stored with
+// progress(value) stream to the server, so a worker killed at its deadline
+// still leaves the last one. The stream is coalesced: a value is sent at
+// once when none was sent within partialInterval, else the latest one is
+// sent when the interval ends, and the values stored in between are
+// skipped (the outcome carries the engine's last one). A program storing a
+// 256 KiB value in a loop would otherwise keep the server busy decoding
+// them, a core for a core.
 func (h *workerHost) Partial(value json.RawMessage) {
-	body, err := json.Marshal(partialMsg{Value: value})
-	if err == nil {
-		_ = h.fw.sendSync(kindPartial, body)
+	h.pmu.Lock()
+	defer h.pmu.Unlock()
+	h.partial = value
+	if !h.flushing {
+		h.flushing = true
+		go h.flushPartials()
 	}
 }
+
+// partialInterval is the least time between two partial frames.
+const partialInterval = 100 * time.Millisecond
+
+// flushPartials sends the pending partial value until there is none.
+func (h *workerHost) flushPartials() {
+	for {
+		h.pmu.Lock()
+		v := h.partial
+		h.partial = nil
+		if v == nil {
+			h.flushing = false
+			h.pmu.Unlock()
+			return
+		}
+		h.pmu.Unlock()
+		if body, err := marshalFrame(partialMsg{Value: v}); err == nil {
+			_ = h.fw.sendSync(kindPartial, body)
+		}
+		time.Sleep(partialInterval)
+	}
+}
+
+// marshalFrame encodes the body of a worker → server frame without
+// encoding/json's HTML escaping, which would write '<', '>' and '&' as six
+// bytes each, also inside the engine's compact JSON: the server measures
+// results, partial results and logs as the engine did, and an outcome with a
+// result kept whole for paging plus its logs stays within MaxWorkerFrame.
+func marshalFrame(v any) ([]byte, error) { return sandbox.MarshalJSON(v) }
 
 func (h *workerHost) readResults(in io.Reader) {
 	for {

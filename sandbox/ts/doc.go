@@ -37,12 +37,15 @@
 //
 // The source limit applies to the submitted TypeScript, and so does a
 // bracket-nesting limit (MaxNesting) that keeps esbuild's recursive parser
-// shallow. esbuild's TypeScript parser backtracks, and some inputs of a few
-// kilobytes (long chains of `a < b < c ...`, nested `a ? (b) : (c) => ...`)
-// take it exponential time; it cannot be interrupted. The transpile
-// therefore counts against the run's wall-time limit: when the limit passes
-// first, the run ends with E_TIMEOUT and the transpile goroutine is
-// abandoned (it keeps its CPU until it finishes). That is why the process
+// shallow. esbuild's TypeScript parser backtracks, and some inputs take it
+// superlinear time (a chain of 16,000 `a < a < ...` took 80 s of CPU on
+// the development machine; 60,000 fit in the source limit); it cannot be
+// interrupted. The transpile therefore counts against the run's wall-time
+// limit: when the limit passes first, the run ends with E_TIMEOUT and the
+// transpile goroutine is abandoned (it keeps its CPU until it finishes).
+// Config.MaxTranspiles bounds the transpiles running at once, abandoned
+// ones included, so that they cannot take every core; a run that gets no
+// slot by its deadline ends with E_BUSY. Because of all this, the process
 // tier transpiles inside the worker, which is killed at the deadline, and
 // not in the server; in-process execution is not a security boundary.
 package ts

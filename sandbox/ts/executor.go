@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -22,6 +23,12 @@ type Config struct {
 	// SHA-256 of their source. If zero, 16 MiB; if negative, nothing is
 	// cached (a worker process runs one job).
 	CacheBytes int
+	// MaxTranspiles bounds the transpiles running at once, those abandoned
+	// at their run's deadline included: esbuild cannot be interrupted, and a
+	// hostile program near the source limit keeps a core busy for minutes.
+	// A run that finds every slot taken waits for one until its deadline,
+	// then ends with E_BUSY. If zero, half the CPUs (at least one).
+	MaxTranspiles int
 }
 
 // Executor runs TypeScript Jobs: it transpiles the program and hands the
@@ -31,6 +38,7 @@ type Config struct {
 type Executor struct {
 	js    sandbox.Executor
 	cache *outputCache
+	slots chan struct{} // one token per running transpile
 }
 
 var _ sandbox.Executor = (*Executor)(nil)
@@ -41,7 +49,11 @@ func New(cfg Config) *Executor {
 	if size == 0 {
 		size = 16 << 20
 	}
-	return &Executor{js: cfg.JS, cache: newOutputCache(size)}
+	n := cfg.MaxTranspiles
+	if n <= 0 {
+		n = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	return &Executor{js: cfg.JS, cache: newOutputCache(size), slots: make(chan struct{}, n)}
 }
 
 // Execute implements sandbox.Executor.
@@ -90,17 +102,30 @@ func (e *Executor) transpile(ctx context.Context, src string, timeout time.Durat
 		o   *Output
 		err *sandbox.Error
 	}
-	done := make(chan result, 1)
-	go func() {
-		o, err := Transpile(src)
-		done <- result{o, err}
-	}()
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		expired = t.C
 	}
+	select {
+	case e.slots <- struct{}{}:
+	case <-expired:
+		return nil, sandbox.Errorf(sandbox.EBusy,
+			"Retry later, or submit the program as JavaScript: earlier TypeScript programs that ran out of time are still being transpiled.",
+			"every TypeScript transpiler slot stayed busy until the run's time limit")
+	case <-ctx.Done():
+		if ctx.Err() == context.Canceled {
+			return nil, sandbox.Errorf(sandbox.ECancelled, "", "the run was cancelled")
+		}
+		return nil, sandbox.Errorf(sandbox.ETimeout, "", "the run's deadline passed while waiting to transpile the TypeScript program")
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() { <-e.slots }()
+		o, err := Transpile(src)
+		done <- result{o, err}
+	}()
 	// esbuild cannot be interrupted: past the deadline its goroutine is
 	// left to finish on its own (see the package doc).
 	select {

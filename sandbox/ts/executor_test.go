@@ -188,3 +188,34 @@ func TestLanguagesMap(t *testing.T) {
 		t.Fatalf("got %s, %v", out.Value, out.Err)
 	}
 }
+
+// TestAbandonedTranspilesAreBounded: a transpile abandoned at its run's
+// deadline keeps its CPU until esbuild finishes (minutes for a long chain
+// of '<' near the source limit). At most Config.MaxTranspiles run at once,
+// so a few hostile programs cannot take every core of an in-process
+// server: the next TypeScript run waits for a slot and, if none frees up
+// by its deadline, ends with E_BUSY, while JavaScript is unaffected.
+func TestAbandonedTranspilesAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: leaves esbuild busy for a second after the test")
+	}
+	ex := ts.New(ts.Config{JS: js.New(js.Config{}), MaxTranspiles: 1})
+	hostile := "return a" + strings.Repeat(" < a", 3000) + "\n"
+	if out := run(t, ex, hostile, sandbox.Limits{Timeout: 20 * time.Millisecond}); !is(out.Err, sandbox.ETimeout) {
+		t.Fatalf("hostile: err = %v, want E_TIMEOUT", out.Err)
+	}
+	out := run(t, ex, "const n: number = 1\nreturn n", sandbox.Limits{Timeout: 20 * time.Millisecond})
+	if !is(out.Err, sandbox.EBusy) || out.Err.Hint == "" {
+		t.Fatalf("while the slot is taken: err = %v, want E_BUSY with a hint", out.Err)
+	}
+	js := ex.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: "return 2"},
+		Limits: sandbox.DefaultLimits()}, echoHost{})
+	if js.Err != nil || string(js.Value) != "2" {
+		t.Fatalf("JavaScript: %s, %v", js.Value, js.Err)
+	}
+	// Once esbuild is done with the hostile program, the slot is free.
+	out = run(t, ex, "const n: number = 1\nreturn n", sandbox.Limits{Timeout: time.Minute})
+	if out.Err != nil || string(out.Value) != "1" {
+		t.Fatalf("after the slot frees: %s, %v", out.Value, out.Err)
+	}
+}

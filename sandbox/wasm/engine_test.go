@@ -54,6 +54,7 @@ func TestFixtures(t *testing.T) {
 		{module: "result_replace", want: `{"b":[2,3]}`},
 		{module: "result_invalid", code: sandbox.EResultInvalid},
 		{module: "result_big", code: sandbox.EOutputLimit},
+		{module: "bad_utf8", code: sandbox.EResultInvalid, msg: "not valid JSON"},
 		{module: "progress", limits: short, wantErr: func(t *testing.T, o *sandbox.Outcome) {
 			if o.Err == nil || o.Err.Code != sandbox.ETimeout || string(o.Partial) != `{"step":1}` {
 				t.Fatalf("got %v with partial %s; want E_TIMEOUT with {\"step\":1}", o.Err, o.Partial)
@@ -62,6 +63,11 @@ func TestFixtures(t *testing.T) {
 		{module: "wait_slow", limits: short, code: sandbox.ETimeout},
 		{module: "log", want: "null", logs: []string{`hello\n\u001b[31mred\t`, "bad \uFFFD\uFFFD utf8", ""}},
 		{module: "log_flood", code: sandbox.EOutputLimit},
+		{module: "log_empty", limits: sandbox.Limits{MaxLogBytes: 100}, wantErr: func(t *testing.T, o *sandbox.Outcome) {
+			if o.Err != nil || len(o.Logs) != 98 || o.Logs[0] != "abc" || !o.LogsTruncated {
+				t.Fatalf("err %v, %d entries kept (truncated %v); want 98: \"abc\" and 97 empty ones", o.Err, len(o.Logs), o.LogsTruncated)
+			}
+		}},
 		{module: "no_memory", want: "-2"},
 		{module: "wasi_exit", code: sandbox.EGuestError, msg: "exit code 3", logs: []string{"hi", "[error] oops"}},
 		{module: "wasi_ok", want: `{"ok":true}`},

@@ -142,7 +142,7 @@ var hostFuncs = map[string]hostFunc{
 			s[0] = ret(errNotStored)
 		default:
 			var b bytes.Buffer
-			if json.Compact(&b, read(m, ptr, n)) != nil {
+			if v := read(m, ptr, n); !utf8.Valid(v) || json.Compact(&b, v) != nil {
 				s[0] = ret(errNotStored)
 				return
 			}
@@ -293,15 +293,7 @@ func (r *run) fail(h *handle, e *sandbox.Error) {
 	close(h.done)
 }
 
-func errorJSON(e *sandbox.Error) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func errorJSON(e *sandbox.Error) ([]byte, error) { return sandbox.MarshalJSON(e) }
 
 // await blocks the guest until h completes, or reports false when the run
 // ends first.

@@ -196,7 +196,7 @@ func (r *run) finish(out *sandbox.Outcome) {
 			fmt.Sprintf("the result is %d bytes, over the limit of %d bytes", r.resultOver, r.resultCap))
 	case r.resultSet:
 		var b bytes.Buffer
-		if err := json.Compact(&b, r.result); err != nil {
+		if err := json.Compact(&b, r.result); err != nil || !utf8.Valid(r.result) {
 			out.Err = sandbox.Errorf(sandbox.EResultInvalid, "Pass set_result the UTF-8 bytes of one JSON value.", "the result set by set_result is not valid JSON")
 			return
 		}
@@ -292,7 +292,8 @@ func (r *run) log(prefix string, p []byte, total int) {
 	b := make([]byte, 0, min(len(prefix)+len(p)+8, room+8))
 	b = append(b, prefix...)
 	b = appendEscaped(b, p, room+1)
-	if len(b) <= room && len(p) == total {
+	// An empty entry costs a byte (see keep): it must fill the budget too.
+	if max(len(b), 1) <= room && len(p) == total {
 		r.keep(string(b))
 		return
 	}
@@ -324,7 +325,7 @@ func (r *run) setPartial(b []byte) {
 
 func (r *run) keep(s string) {
 	r.logs = append(r.logs, s)
-	r.logBytes += len(s)
+	r.logBytes += max(len(s), 1)
 	if r.sink != nil {
 		r.sink.Log(s)
 	}

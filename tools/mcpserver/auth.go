@@ -117,8 +117,10 @@ func (s *Server) principalFor(req mcp.Request) bindings.Principal {
 
 // filterToolsList is receiving middleware: tools/list shows only the tools
 // exposed to the request's principal (the server registers the union over
-// all configured principals), and never a deprecated alias (served so that
-// calls by the old name still work, but not listed).
+// all configured principals), with run_code's description and hints
+// written for that principal's bindings (the registered ones are the
+// default principal's), and never a deprecated alias (served so that calls
+// by the old name still work, but not listed).
 func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -133,9 +135,10 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		hidden := s.hidden
 		s.mu.Unlock()
 		var ok2 map[string]bool // nil: every tool not hidden
+		p := s.principalFor(req)
 		if s.tokens != nil {
 			ok2 = map[string]bool{RunCodeName: true, ReadOutputName: true}
-			for _, t := range s.broker.Exposed(tools.Direct, s.principalFor(req)) {
+			for _, t := range s.broker.Exposed(tools.Direct, p) {
 				ok2[t.Name] = true
 			}
 		} else if len(hidden) == 0 {
@@ -144,9 +147,15 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		c := *lr
 		c.Tools = nil
 		for _, t := range lr.Tools {
-			if !hidden[t.Name] && (ok2 == nil || ok2[t.Name]) {
-				c.Tools = append(c.Tools, t)
+			if hidden[t.Name] || (ok2 != nil && !ok2[t.Name]) {
+				continue
 			}
+			if t.Name == RunCodeName && s.tokens != nil {
+				rc := *t // the SDK's own copy stays as registered
+				rc.Description, rc.Annotations = s.runCodeDescription(p), s.runCodeAnnotations(p)
+				t = &rc
+			}
+			c.Tools = append(c.Tools, t)
 		}
 		return &c, nil
 	}

@@ -87,7 +87,7 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 			return withNotes(&r, out), nil
 		}
 		if wrap {
-			b, err := json.Marshal(struct {
+			b, err := marshalText(struct {
 				Result json.RawMessage `json:"result"`
 			}{res})
 			if err != nil {

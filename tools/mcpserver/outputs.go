@@ -270,7 +270,7 @@ func (s *Server) handleReadOutput(_ context.Context, req *mcp.CallToolRequest) (
 	}
 	page := pageOf(data, offset, limit)
 	page.Ref = a.Ref
-	b, err := json.Marshal(page)
+	b, err := marshalText(page)
 	if err != nil {
 		return errorResult(internalError()), nil
 	}

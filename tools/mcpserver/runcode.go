@@ -56,10 +56,10 @@ func (s *Server) runCodeTool() toolDef {
 		tool: &mcp.Tool{
 			Name:         RunCodeName,
 			Title:        "Run code",
-			Description:  s.runCodeDescription(),
+			Description:  s.runCodeDescription(s.principal),
 			InputSchema:  in,
 			OutputSchema: resultSchema(),
-			Annotations:  s.runCodeAnnotations(),
+			Annotations:  s.runCodeAnnotations(s.principal),
 		},
 		handler: s.handleRunCode,
 	}
@@ -67,12 +67,13 @@ func (s *Server) runCodeTool() toolDef {
 
 func ptr[T any](v T) *T { return &v }
 
-// runCodeAnnotations derives run_code's hints from the tools a program can
-// call: read-only when all of them are, destructive or open-world when any
-// of them is. Refresh recomputes them when the catalog or policy changes.
-func (s *Server) runCodeAnnotations() *mcp.ToolAnnotations {
+// runCodeAnnotations derives run_code's hints from the tools a program of
+// p can call: read-only when all of them are, destructive or open-world
+// when any of them is. Refresh recomputes them when the catalog or policy
+// changes.
+func (s *Server) runCodeAnnotations(p bindings.Principal) *mcp.ToolAnnotations {
 	readOnly, destructive, openWorld := true, false, false
-	for _, t := range s.broker.Exposed(tools.Code, s.principal) {
+	for _, t := range s.broker.Exposed(tools.Code, p) {
 		readOnly = readOnly && t.Effects.ReadOnly
 		destructive = destructive || t.Effects.Destructive
 		openWorld = openWorld || t.Effects.OpenWorld
@@ -81,11 +82,11 @@ func (s *Server) runCodeAnnotations() *mcp.ToolAnnotations {
 		DestructiveHint: ptr(destructive), OpenWorldHint: ptr(openWorld)}
 }
 
-// runCodeDescription explains the guest API and lists the callable
-// bindings compactly, or, when they are too many, their families and how to
-// find them (see Config.ListThreshold).
-func (s *Server) runCodeDescription() string {
-	bound := s.broker.Exposed(tools.Code, s.principal)
+// runCodeDescription explains the guest API and lists the bindings p's
+// programs can call compactly, or, when they are too many, their families
+// and how to find them (see Config.ListThreshold).
+func (s *Server) runCodeDescription(p bindings.Principal) string {
+	bound := s.broker.Exposed(tools.Code, p)
 	lim := s.runner.Limits()
 	var b strings.Builder
 	b.WriteString("Run a program in a sandbox; it calls tools and only its result comes back. " +
@@ -145,6 +146,7 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
 		pr = newProgressReporter(ctx, req.Session, tok, s.progress)
 		rr.Progress = pr.update
+		defer pr.stop() // also when Run panics (s.safe answers E_INTERNAL)
 	}
 	res := s.runner.Run(ctx, rr)
 	if pr != nil {
@@ -170,7 +172,7 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 // runResult is the MCP form of a run: the Result as structured content and
 // as compact JSON text; isError when the program failed.
 func (s *Server) runResult(res *sandbox.Result) *mcp.CallToolResult {
-	b, err := json.Marshal(res)
+	b, err := marshalText(res)
 	if err != nil {
 		s.log.Error("mcpserver: result does not marshal", "run_id", res.RunID, "err", err)
 		if res.Error != nil && res.Error.Code == sandbox.EInternal {
@@ -180,6 +182,12 @@ func (s *Server) runResult(res *sandbox.Result) *mcp.CallToolResult {
 	}
 	return jsonResult(b, !res.OK)
 }
+
+// marshalText is json.Marshal without HTML escaping, for the text a model
+// reads: json.Marshal turns each <, > and & (in the result's own JSON too)
+// into a six-byte \u003c escape, so HTML-like text would cost up to six
+// times the result budget.
+func marshalText(v any) ([]byte, error) { return sandbox.MarshalJSON(v) }
 
 // decodeRunCode checks run_code's arguments. A problem is an E_TOOL_ARGS
 // error (E_MODULE_INVALID for a module that is not base64) the model can fix.
@@ -288,6 +296,7 @@ type progressReporter struct {
 
 	wake chan struct{}
 	done chan struct{}
+	once sync.Once // closes done
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex // guards latest
@@ -315,8 +324,10 @@ func (p *progressReporter) update(st bindings.RunProgress) {
 	}
 }
 
+// stop ends the reporter and waits for its goroutine: no notification is
+// sent after it returns. Calling it again does nothing.
 func (p *progressReporter) stop() {
-	close(p.done)
+	p.once.Do(func() { close(p.done) })
 	p.wg.Wait()
 }
 

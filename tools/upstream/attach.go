@@ -298,7 +298,7 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 			continue
 		}
 		if _, had := old[tn]; !had {
-			if _, taken := s.cat.Lookup(tn); taken {
+			if _, _, taken := s.cat.Resolve(tn); taken { // a tool's name or alias
 				s.warn(fmt.Sprintf("server %q: tool %q: a tool named %s already exists; skipped", name, l.Upstream, tn))
 				continue
 			}

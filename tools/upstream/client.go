@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -17,10 +19,10 @@ import (
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -461,11 +463,17 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			msg := fmt.Sprintf("upstream server %q: %v", c.Server.Name, err)
+			// The error's text may be the upstream's own (untrusted), and
+			// Go's transport errors quote the server's URL, with any
+			// secret in its path or query.
+			msg := fmt.Sprintf("upstream server %q: %s", c.Server.Name, CleanText(redactURLs(err.Error()), maxErrorBytes))
+			if answered(err) {
+				return nil, tools.Failed(msg, "the upstream server answered with this error; retrying the same call fails the same way: check the arguments against the tool's schema")
+			}
 			if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 				msg = fmt.Sprintf("upstream server %q did not answer within %v", c.Server.Name, c.Server.Timeout)
 			}
-			return nil, tools.Transient(sandbox.Cap(msg, maxErrorBytes), "the upstream server may be down; retry later")
+			return nil, tools.Transient(msg, "the upstream server may be down; retry later")
 		}
 		if info, ok := bindings.CallInfoFrom(ctx); ok && info.Caller == tools.Direct {
 			b, err := json.Marshal(res)
@@ -476,6 +484,41 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		}
 		return unwrap(c.Server.Name, res, wrapped)
 	}
+}
+
+// urlRE matches an http(s) URL in an error message.
+var urlRE = regexp.MustCompile(`https?://[^\s"'<>]+`)
+
+// redactURLs shortens every http(s) URL in s to its scheme and host: the
+// path, query or user info may hold a credential (servers put API keys in
+// either), and an error message must never carry one.
+func redactURLs(s string) string {
+	return urlRE.ReplaceAllStringFunc(s, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return "<url>"
+		}
+		return u.Scheme + "://" + u.Host + "/…"
+	})
+}
+
+// answered reports whether err is a JSON-RPC error the upstream server sent
+// in answer to the call (an unknown tool, invalid parameters, or a tool
+// handler's error, which the go-sdk sends with code 0): the server is up and
+// the same call would fail the same way, so it is not worth retrying. The
+// SDK's own errors for a connection that is closing or a request the
+// transport rejected (an HTTP 5xx, say) carry other codes and stay
+// transient.
+func answered(err error) bool {
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		return false
+	}
+	switch werr.Code {
+	case 0, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams:
+		return true
+	}
+	return false
 }
 
 // unwrap turns a CallToolResult into the value a program gets.

@@ -57,6 +57,10 @@ type Pins struct {
 	hashes  map[string]string // tool name → pinned hash
 	pending map[string]string // tool name → changed hash awaiting approval
 	stamp   fileStamp         // of the file last read
+	// unseen is set when a read of the file (by Check or Pin) changed the
+	// pins: the next Reload reports it even if the file has not changed
+	// since, so that an approval is never consumed unnoticed.
+	unseen bool
 }
 
 // pinFile is the JSON form of a pin file.
@@ -70,15 +74,29 @@ type pinEntry struct {
 	Pinned string `json:"pinned,omitempty"`
 }
 
-// fileStamp tells whether a file changed since it was read.
+// fileStamp tells whether a file changed since it was read. Size and time
+// alone miss a rewrite within one tick of a coarse clock, so the file's
+// identity counts too: every write replaces the file (WriteFileAtomic).
 type fileStamp struct {
 	size    int64
 	modTime time.Time
 	exists  bool
+	fi      os.FileInfo
 }
 
 func stampOf(fi os.FileInfo) fileStamp {
-	return fileStamp{size: fi.Size(), modTime: fi.ModTime(), exists: true}
+	return fileStamp{size: fi.Size(), modTime: fi.ModTime(), exists: true, fi: fi}
+}
+
+// same reports whether st and o stamp the same, unchanged file.
+func (st fileStamp) same(o fileStamp) bool {
+	if st.exists != o.exists {
+		return false
+	}
+	if !st.exists {
+		return true
+	}
+	return st.size == o.size && st.modTime.Equal(o.modTime) && os.SameFile(st.fi, o.fi)
 }
 
 // OpenPins reads the pin file at path (a missing file is an empty set; it
@@ -293,8 +311,9 @@ func (p *Pins) Pin(name, hash string) (old string, err error) {
 }
 
 // Reload re-reads the pin file if it changed on disk and reports whether
-// any pin changed. Pins in memory only never change this way. On an error
-// the pins known are kept.
+// any pin changed since the last Reload, counting changes that a Check or
+// Pin read from the file first. Pins in memory only never change this way.
+// On an error the pins known are kept.
 func (p *Pins) Reload() (changed bool, err error) {
 	if p.path == "" {
 		return false, nil
@@ -302,7 +321,11 @@ func (p *Pins) Reload() (changed bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	return p.reloadLocked()
+	if _, err := p.reloadLocked(); err != nil {
+		return false, err
+	}
+	changed, p.unseen = p.unseen, false
+	return changed, nil
 }
 
 func (p *Pins) reloadLocked() (bool, error) {
@@ -314,7 +337,7 @@ func (p *Pins) reloadLocked() (bool, error) {
 		}
 	case err != nil:
 		return false, fmt.Errorf("%w: %s: %v", ErrPinFile, p.path, err)
-	case p.stamp.exists && stampOf(fi) == p.stamp:
+	case p.stamp.exists && stampOf(fi).same(p.stamp):
 		return false, nil
 	}
 	m, st, err := readPinFile(p.path)
@@ -334,6 +357,9 @@ func (p *Pins) reloadLocked() (bool, error) {
 		return false, nil
 	}
 	p.hashes, p.stamp = m, st
+	if changed {
+		p.unseen = true
+	}
 	return changed, nil
 }
 
@@ -349,11 +375,23 @@ func (p *Pins) updateLocked(f func(map[string]string) bool) error {
 		return fmt.Errorf("%w: locking %s: %v", ErrPinFile, p.path, err)
 	}
 	defer unlock()
-	m, _, err := readPinFile(p.path)
+	m, st, err := readPinFile(p.path)
 	if err != nil {
 		return err
 	}
-	if f(m) {
+	if !st.exists {
+		// Deleted (or never written): keep what this process trusts, as
+		// reloadLocked does, rather than forgetting every other pin.
+		for k, v := range p.hashes {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+	}
+	if !sameHashes(m, p.hashes) {
+		p.unseen = true // another process changed a pin
+	}
+	if f(m) || (!st.exists && len(m) > 0) {
 		if err := writePinFile(p.path, m); err != nil {
 			return err
 		}
@@ -364,6 +402,18 @@ func (p *Pins) updateLocked(f func(map[string]string) bool) error {
 	}
 	p.hashes = m
 	return nil
+}
+
+func sameHashes(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if h, ok := b[k]; !ok || h != v {
+			return false
+		}
+	}
+	return true
 }
 
 // writePinFile writes m to path atomically with mode 0600.

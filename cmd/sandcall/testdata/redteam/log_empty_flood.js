@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT|E_OUTPUT_LIMIT
+for (;;) console.log()

@@ -1,0 +1,2 @@
+// expect: E_OUTPUT_LIMIT
+console.log("y".repeat(50 << 20)); return 1

@@ -1,0 +1,2 @@
+// expect: E_TIMEOUT
+let i = 0; for (;;) progress({ i: i++ })

@@ -1,0 +1,2 @@
+// expect: ok:1
+progress("<&>".repeat(80000)); return 1

@@ -1,0 +1,2 @@
+// expect: E_OUTPUT_LIMIT
+progress({ kept: true }); progress("x".repeat(300000)); return 1

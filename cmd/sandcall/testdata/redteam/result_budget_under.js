@@ -1,0 +1,2 @@
+// expect: ok
+return "x".repeat(262144 - 2)

@@ -1,0 +1,2 @@
+// expect: E_SYNTAX
+return 1 }); globalThis.x = 1; (async () => { return 2

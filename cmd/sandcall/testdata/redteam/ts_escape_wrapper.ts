@@ -1,0 +1,2 @@
+// expect: E_SYNTAX
+}); globalThis.escaped = true; (async () => {

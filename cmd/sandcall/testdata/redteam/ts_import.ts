@@ -1,0 +1,2 @@
+// expect: E_SYNTAX
+import fs from "fs"; return fs.readFileSync("/etc/passwd", "utf8")

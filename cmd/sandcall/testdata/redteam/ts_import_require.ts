@@ -1,0 +1,2 @@
+// expect: E_SYNTAX
+import x = require("child_process"); return 1

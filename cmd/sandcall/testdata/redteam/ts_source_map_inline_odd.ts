@@ -1,0 +1,5 @@
+// expect: E_GUEST_ERROR
+const x: number = 1
+
+throw new Error("odd")
+//# sourceMappingURL=data:application/json;base64,eyJ2ZXJzaW9uIjogMywgInNvdXJjZXMiOiBbIi9ldGMvcGFzc3dkIiwgImZpbGU6Ly8vcm9vdC8uc3NoL2lkX3JzYSJdLCAic291cmNlc0NvbnRlbnQiOiBbInh4eHh4eHh4eHgiXSwgIm5hbWVzIjogWyJhIl0sICJtYXBwaW5ncyI6ICJBQVBUO0tHZ2toOUJnZ2dnZ2dCO2dnZ2dnZ0JBaGdnZ2dnQks7QTsvLy8vOzs7OzsifQ==
