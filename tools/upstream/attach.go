@@ -327,6 +327,20 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	}
 	if err := s.cat.Replace(remove, add); err != nil {
 		s.warn(fmt.Sprintf("server %q: updating its tools: %v", name, err))
+		// Still take out what changed or went away: a changed definition
+		// must not stay callable because an addition failed.
+		if s.cat.Replace(remove, nil) == nil {
+			left := make(map[string]string, len(old))
+			for tn, h := range old {
+				left[tn] = h
+			}
+			for _, tn := range remove {
+				delete(left, tn)
+			}
+			s.mu.Lock()
+			s.added[name] = left
+			s.mu.Unlock()
+		}
 		return
 	}
 	s.mu.Lock()
