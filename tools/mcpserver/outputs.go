@@ -33,7 +33,8 @@ const (
 )
 
 // outputStore keeps whole results that were cut, for read_output. It is
-// bounded in count and bytes (the least recently read output goes first),
+// bounded in count and bytes (the least recently read output of the
+// principal holding the most bytes goes first),
 // every output expires a fixed time after it was stored, and each is bound
 // to the principal of the run: a ref is 128 random bits, and another
 // principal's ref is as unknown as a made-up one. Safe for concurrent use.
@@ -43,9 +44,16 @@ type outputStore struct {
 	ttl      time.Duration
 	now      func() time.Time
 
-	mu    sync.Mutex // guards the fields below
-	byRef map[string]*list.Element
-	lru   *list.List // of *storedOutput, most recently used at the front
+	mu     sync.Mutex // guards the fields below
+	byRef  map[string]*list.Element
+	lru    *list.List // of *storedOutput, most recently used at the front
+	bytes  int64
+	byUser map[string]holding // what each principal holds
+}
+
+// holding is what one principal holds in an outputStore.
+type holding struct {
+	count int
 	bytes int64
 }
 
@@ -72,7 +80,7 @@ func newOutputStore(maxCount int, maxBytes int64, ttl time.Duration, now func() 
 		now = time.Now
 	}
 	return &outputStore{maxCount: maxCount, maxBytes: maxBytes, ttl: ttl, now: now,
-		byRef: make(map[string]*list.Element), lru: list.New()}
+		byRef: make(map[string]*list.Element), lru: list.New(), byUser: make(map[string]holding)}
 }
 
 // put keeps data for principal and returns its ref; ok is false when data
@@ -89,12 +97,38 @@ func (s *outputStore) put(principal string, data []byte) (ref string, ok bool) {
 	defer s.mu.Unlock()
 	s.expireLocked()
 	for s.lru.Len() > 0 && (s.lru.Len() >= s.maxCount || s.bytes+int64(len(data)) > s.maxBytes) {
-		s.removeLocked(s.lru.Back())
+		s.removeLocked(s.victimLocked(principal, int64(len(data))))
 	}
 	o := &storedOutput{ref: ref, principal: principal, data: data, expires: s.now().Add(s.ttl)}
 	s.byRef[ref] = s.lru.PushFront(o)
 	s.bytes += int64(len(data))
+	h := s.byUser[principal]
+	s.byUser[principal] = holding{h.count + 1, h.bytes + int64(len(data))}
 	return ref, true
+}
+
+// victimLocked picks the output to evict so that principal can store n
+// more bytes: the least recently used output of whoever would then hold the
+// largest share of the store (of its count or of its bytes, whichever is
+// larger), so that one principal's flood evicts its own outputs before
+// another principal's. With one principal it is plain LRU.
+func (s *outputStore) victimLocked(principal string, n int64) *list.Element {
+	heaviest, most := "", -1.0
+	for p, h := range s.byUser {
+		if p == principal {
+			h.count, h.bytes = h.count+1, h.bytes+n
+		}
+		share := max(float64(h.count)/float64(s.maxCount), float64(h.bytes)/float64(s.maxBytes))
+		if share > most || share == most && p < heaviest {
+			heaviest, most = p, share
+		}
+	}
+	for e := s.lru.Back(); e != nil; e = e.Prev() {
+		if e.Value.(*storedOutput).principal == heaviest {
+			return e
+		}
+	}
+	return s.lru.Back()
 }
 
 // get returns the output under ref if it is principal's and has not
@@ -138,6 +172,11 @@ func (s *outputStore) removeLocked(e *list.Element) {
 	o := s.lru.Remove(e).(*storedOutput)
 	delete(s.byRef, o.ref)
 	s.bytes -= int64(len(o.data))
+	if h := s.byUser[o.principal]; h.count <= 1 {
+		delete(s.byUser, o.principal)
+	} else {
+		s.byUser[o.principal] = holding{h.count - 1, h.bytes - int64(len(o.data))}
+	}
 }
 
 // readOutputArgs are the arguments of read_output.

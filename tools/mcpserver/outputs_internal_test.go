@@ -97,3 +97,40 @@ func TestPageOf(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputStoreFairness: one principal's flood of outputs, large or
+// many, evicts its own outputs, not another principal's.
+func TestOutputStoreFairness(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size int
+	}{{"large outputs", 30}, {"many small outputs", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newOutputStore(4, 100, time.Minute, nil)
+			mine, _ := s.put("alice", bytes.Repeat([]byte("a"), 20))
+			for i := 0; i < 50; i++ {
+				if _, ok := s.put("mallory", bytes.Repeat([]byte("m"), tc.size)); !ok {
+					t.Fatal("mallory's output was not kept")
+				}
+			}
+			if _, ok := s.get("alice", mine); !ok {
+				t.Fatal("another principal's flood evicted alice's output")
+			}
+			if n, size := s.stats(); n > 4 || size > 100 {
+				t.Fatalf("stats = %d, %d: over the bounds 4, 100", n, size)
+			}
+			// Alone, a principal still gets the whole store (plain LRU).
+			one := newOutputStore(4, 100, time.Minute, nil)
+			first, _ := one.put("alice", []byte("1"))
+			for i := 0; i < 4; i++ {
+				one.put("alice", []byte("x"))
+			}
+			if _, ok := one.get("alice", first); ok {
+				t.Fatal("the least recently used output survived past the count bound")
+			}
+			if n, _ := one.stats(); n != 4 {
+				t.Fatalf("%d outputs kept, want 4", n)
+			}
+		})
+	}
+}
