@@ -356,6 +356,9 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			res, err = nil, e
 		}
 		rec.err = e
+		if e == nil && rec.rawError {
+			rec.err = &sandbox.Error{Code: sandbox.EToolFailed, Tool: rec.tool, Message: "the tool's result has isError set"}
+		}
 		rec.resultBytes = len(res)
 		rec.dur = time.Since(t0)
 		r.finishCall(rec)
@@ -423,6 +426,9 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	res, e := r.dispatchRetrying(ctx, t, args, info, &rec)
 	if e != nil {
 		return nil, e
+	}
+	if t.DirectRaw && r.caller == tools.Direct {
+		rec.rawError = rawIsError(res) // served as is, but a failed call
 	}
 	budget := t.OutputBudget
 	if budget <= 0 {
@@ -619,6 +625,16 @@ type auditCall struct {
 	resultBytes int
 	dur         time.Duration
 	err         *sandbox.Error
+	rawError    bool // a DirectRaw tool's MCP result, served as is, had isError set
+}
+
+// rawIsError reports whether res, the JSON of an MCP CallToolResult that a
+// DirectRaw tool returns to a direct caller, has isError set.
+func rawIsError(res json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.IsError
 }
 
 func (r *run) finishCall(a auditCall) {

@@ -197,7 +197,8 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	cat, _ := tools.NewCatalog()
 	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
 	defer set.Close()
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	obs := &outcomes{}
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +255,10 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	if !res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "echo refuses to fail" {
 		t.Errorf("direct isError result = %s", mustJSON(res))
 	}
+	// Served as is, but counted (and audited) as a failed call.
+	if got := obs.list(); mustJSON(got) != `["direct up_echo ok","direct up_echo failed"]` {
+		t.Errorf("call outcomes = %v, want the isError call counted as failed", got)
+	}
 	// A program still gets the plain value.
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `return (await tools.up_echo({msg: "abc"})).n`}})
 	if err != nil {
@@ -262,6 +267,26 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	if out := res.StructuredContent.(map[string]any); out["ok"] != true || out["result"] != float64(3) {
 		t.Errorf("run_code = %s", mustJSON(res.StructuredContent))
 	}
+}
+
+// outcomes is a bindings.Observer that records each call's outcome.
+type outcomes struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (o *outcomes) ObserveCall(tool, caller, outcome string, _ time.Duration) {
+	o.mu.Lock()
+	o.got = append(o.got, caller+" "+tool+" "+outcome)
+	o.mu.Unlock()
+}
+
+func (o *outcomes) ObserveRun(string, string, time.Duration) {}
+
+func (o *outcomes) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.got...)
 }
 
 func mustJSON(v any) string {
