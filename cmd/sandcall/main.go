@@ -55,13 +55,13 @@ func commands() []command {
 	return []command{
 		{"serve", "serve MCP over stdio (default) or streamable HTTP", cmdServe},
 		{"run", "run a program from a file or stdin and print its result", cmdRun},
-		{"demo", "run the expense-check demo and show what it saves", cmdDemo},
+		{"demo", "run a demo (expense, the default, or market) and show what it saves", cmdDemo},
 		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
 		{"policy", "check, explain and test policy files", cmdPolicy},
-		{"tools", "check and list tools: local scripts in .agents/tools, builtin, demo", cmdTools},
+		{"tools", "list, check, lint, search, describe and approve tools", cmdTools},
 		{"audit", "summarize an audit file: per-tool counts and latency, runs by code", cmdAudit},
 		{"token", "hash a bearer token for the config file (reads stdin)", cmdToken},
-		{"servers", "list and test upstream MCP servers (.mcp.json …)", cmdServers},
+		{"servers", "list, test, enable and disable upstream MCP servers (.mcp.json …)", cmdServers},
 		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}
@@ -109,9 +109,10 @@ func dispatch(ctx context.Context, e *env, args []string) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `sandcall — an MCP server for programmatic tool calling ("code mode").
 
-A model submits a JavaScript program through the run_code tool; the program
-calls allowlisted tools (await tools.get_expenses({...})); sandcall authorizes
-every call and returns only the program's result.
+A model submits a JavaScript, TypeScript or WebAssembly program through the
+run_code tool; the program calls allowlisted tools
+(await tools.get_expenses({...})); sandcall authorizes every call and returns
+only the program's result.
 
 Usage:
   sandcall COMMAND [flags] [args]
@@ -127,6 +128,7 @@ Examples:
   sandcall serve --demo --http 127.0.0.1:8080  # streamable HTTP at http://127.0.0.1:8080/mcp
   echo 'return 1 + 1' | sandcall run -         # run a program, print its result
   sandcall demo                                # the expense-check demo
+  sandcall demo market                         # the market-report demo
 
 Run 'sandcall COMMAND --help' for a command's flags and examples.
 `)
