@@ -1756,7 +1756,7 @@ func closest(s string, candidates []string) string {
 	best, bestD, tie := "", math.MaxInt, false
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(ls, lc)
+		d := EditDistance(ls, lc)
 		if d > 0 && len(ls) >= 3 && len(lc) >= 3 && (strings.Contains(lc, ls) || strings.Contains(ls, lc)) {
 			d = 1 // a prefix or part of the name
 		}
@@ -1777,7 +1777,10 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, counted in bytes,
+// for suggesting the nearest of a few short names ("did you mean …"). It
+// is quadratic, so a b over 256 bytes counts as infinitely far.
+func EditDistance(a, b string) int {
 	if len(b) > 256 {
 		return math.MaxInt / 2
 	}

@@ -1,11 +1,15 @@
 package market
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandcall/sandcall/tools"
 )
 
 // This file generates the dataset. Everything is a function of DataSeed and
@@ -161,44 +165,19 @@ func closest(s string, n int) []string {
 	}
 	var cs []cand
 	for _, c := range universe {
-		d := editDistance(s, c.Ticker)
+		d := tools.EditDistance(s, c.Ticker)
 		if len(s) >= 3 && strings.HasPrefix(strings.ToUpper(c.Name), s) {
 			d = -1
 		}
 		cs = append(cs, cand{c.Ticker, d})
 	}
-	// Insertion sort keeps universe order among equal scores.
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].score < cs[j-1].score; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
+	// Stable: universe order among equal scores.
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.score, b.score) })
 	out := make([]string, 0, n)
 	for _, c := range cs[:min(n, len(cs))] {
 		out = append(out, c.ticker)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of two short ASCII strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // rng is splitmix64: a tiny, well-mixed, fully specified generator.
