@@ -1,11 +1,9 @@
 package js
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
@@ -133,70 +131,17 @@ func userPos(src string, line, col int) (int, int) {
 	return line, col
 }
 
-// programCache is a bounded LRU of compiled programs keyed by the SHA-256 of
-// their source. A *goja.Program is immutable and may run in many runtimes at
-// once.
-type programCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front: most recently used; values are *cacheEntry
-	byKey map[[32]byte]*list.Element
-}
-
-type cacheEntry struct {
-	key [32]byte
-	prg *goja.Program
-}
-
-func newProgramCache(max int) *programCache {
-	if max <= 0 {
-		return nil
-	}
-	return &programCache{max: max, order: list.New(), byKey: make(map[[32]byte]*list.Element)}
-}
-
-func (c *programCache) get(key [32]byte) *goja.Program {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		return el.Value.(*cacheEntry).prg
-	}
-	return nil
-}
-
-func (c *programCache) put(key [32]byte, prg *goja.Program) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		return
-	}
-	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, prg: prg})
-	for c.order.Len() > c.max {
-		el := c.order.Back()
-		c.order.Remove(el)
-		delete(c.byKey, el.Value.(*cacheEntry).key)
-	}
-}
-
 // compile returns the compiled program for src, from the cache if it holds it.
 // Only successful compilations are cached.
 func (e *Engine) compile(src string) (*goja.Program, *sandbox.Error) {
 	key := sha256.Sum256([]byte(src))
-	if p := e.cache.get(key); p != nil {
+	if p, ok := e.cache.Get(key); ok {
 		return p, nil
 	}
 	p, err := compileProgram(src)
 	if err != nil {
 		return nil, err
 	}
-	e.cache.put(key, p)
+	e.cache.Put(key, p)
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dop251/goja/parser"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/internal/lru"
 )
 
 // Config configures an Engine. The zero value is ready to use.
@@ -24,7 +25,7 @@ type Config struct {
 // Engine runs JavaScript programs in fresh goja runtimes, in the calling
 // process. It is safe for concurrent use; each Execute gets its own runtime.
 type Engine struct {
-	cache *programCache
+	cache *lru.Cache[*goja.Program]
 }
 
 var _ sandbox.Executor = (*Engine)(nil)
@@ -35,7 +36,7 @@ func New(cfg Config) *Engine {
 	if size == 0 {
 		size = 256
 	}
-	return &Engine{cache: newProgramCache(size)}
+	return &Engine{cache: lru.New[*goja.Program](size, nil)}
 }
 
 // Execute runs job to completion and reports its outcome. It returns when the

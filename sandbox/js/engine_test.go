@@ -164,7 +164,7 @@ func TestProgramCache(t *testing.T) {
 			checkOutcome(t, out, "ok:"+src[len(src)-1:], "")
 		}
 	}
-	if n := e.cache.order.Len(); n != 2 {
+	if n := e.cache.Len(); n != 2 {
 		t.Fatalf("cache holds %d programs, want 2", n)
 	}
 }

@@ -1,17 +1,16 @@
 package ts
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"fmt"
 	"regexp"
 	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/internal/lru"
 )
 
 // Config configures an Executor.
@@ -37,7 +36,7 @@ type Config struct {
 // are. It is safe for concurrent use.
 type Executor struct {
 	js    sandbox.Executor
-	cache *outputCache
+	cache *lru.Cache[*Output]
 	slots chan struct{} // one token per running transpile
 }
 
@@ -53,7 +52,7 @@ func New(cfg Config) *Executor {
 	if n <= 0 {
 		n = max(1, runtime.GOMAXPROCS(0)/2)
 	}
-	return &Executor{js: cfg.JS, cache: newOutputCache(size), slots: make(chan struct{}, n)}
+	return &Executor{js: cfg.JS, cache: lru.New(size, (*Output).size), slots: make(chan struct{}, n)}
 }
 
 // Execute implements sandbox.Executor.
@@ -95,7 +94,7 @@ func (e *Executor) Execute(ctx context.Context, job *sandbox.Job, host sandbox.H
 // within timeout (if positive) and ctx. Only successes are cached.
 func (e *Executor) transpile(ctx context.Context, src string, timeout time.Duration) (*Output, *sandbox.Error) {
 	key := sha256.Sum256([]byte(src))
-	if o := e.cache.get(key); o != nil {
+	if o, ok := e.cache.Get(key); ok {
 		return o, nil
 	}
 	type result struct {
@@ -131,7 +130,7 @@ func (e *Executor) transpile(ctx context.Context, src string, timeout time.Durat
 	select {
 	case r := <-done:
 		if r.err == nil {
-			e.cache.put(key, r.o)
+			e.cache.Put(key, r.o)
 		}
 		return r.o, r.err
 	case <-expired:
@@ -195,70 +194,4 @@ func remap(err *sandbox.Error, out *Output, src string) *sandbox.Error {
 	e := *err
 	e.Message = sandbox.Cap(msg, sandbox.MaxMessageBytes)
 	return &e
-}
-
-// outputCache is a bounded LRU of transpiled programs keyed by the SHA-256
-// of their source, bounded by the bytes they hold.
-type outputCache struct {
-	mu    sync.Mutex
-	max   int
-	bytes int
-	order *list.List // front: most recently used; values are *cacheEntry
-	byKey map[[32]byte]*list.Element
-}
-
-type cacheEntry struct {
-	key [32]byte
-	out *Output
-}
-
-func newOutputCache(max int) *outputCache {
-	if max <= 0 {
-		return nil
-	}
-	return &outputCache{max: max, order: list.New(), byKey: make(map[[32]byte]*list.Element)}
-}
-
-func (c *outputCache) get(key [32]byte) *Output {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		return el.Value.(*cacheEntry).out
-	}
-	return nil
-}
-
-func (c *outputCache) put(key [32]byte, o *Output) {
-	if c == nil || o.size() > c.max {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		return
-	}
-	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, out: o})
-	c.bytes += o.size()
-	for c.bytes > c.max {
-		el := c.order.Back()
-		c.order.Remove(el)
-		ent := el.Value.(*cacheEntry)
-		delete(c.byKey, ent.key)
-		c.bytes -= ent.out.size()
-	}
-}
-
-// len returns the number of cached programs.
-func (c *outputCache) len() int {
-	if c == nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
 }

@@ -102,7 +102,7 @@ func TestCache(t *testing.T) {
 			t.Fatal(out.Err)
 		}
 	}
-	if n := e.cache.len(); n != 1 {
+	if n := e.cache.Len(); n != 1 {
 		t.Fatalf("cache holds %d programs after one program ran three times, want 1", n)
 	}
 	if inner.got != "const a=1;return a" {
@@ -111,7 +111,7 @@ func TestCache(t *testing.T) {
 	for i := range 20 {
 		e.Execute(context.Background(), job(strings.Repeat(" ", i)+"return 1 as number"), nopHost{})
 	}
-	if n := e.cache.len(); n == 0 || n > 400/64 {
+	if n := e.cache.Len(); n == 0 || n > 400/64 {
 		t.Fatalf("cache holds %d programs; want between 1 and %d", n, 400/64)
 	}
 	if out := e.Execute(context.Background(), job("let x = ;"), nopHost{}); out.Err == nil {
@@ -119,7 +119,7 @@ func TestCache(t *testing.T) {
 	}
 	none := New(Config{JS: inner, CacheBytes: -1})
 	none.Execute(context.Background(), job("return 1"), nopHost{})
-	if none.cache.len() != 0 {
+	if none.cache.Len() != 0 {
 		t.Fatal("a disabled cache holds a program")
 	}
 }
