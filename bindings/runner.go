@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -157,6 +158,31 @@ type RunProgress struct {
 	// PartialBytes is the size of the latest one.
 	Partials     int
 	PartialBytes int
+}
+
+// Text describes the snapshot for a person, at elapsed since the run
+// started (later than Elapsed when a snapshot is shown again while nothing
+// changes): "12 calls done (11 ok, 1 failed), 3 in flight, 2.5s elapsed;
+// progress saved once".
+func (p RunProgress) Text(elapsed time.Duration) string {
+	c := p.Calls
+	noun := "calls"
+	if c.Total == 1 {
+		noun = "call"
+	}
+	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", c.Total, noun, c.OK, c.Failed)
+	if c.Denied > 0 {
+		msg += fmt.Sprintf(", %d denied", c.Denied)
+	}
+	msg += fmt.Sprintf("), %d in flight, %.1fs elapsed", p.InFlight, elapsed.Seconds())
+	switch p.Partials {
+	case 0:
+	case 1:
+		msg += "; progress saved once"
+	default:
+		msg += fmt.Sprintf("; progress saved %d times", p.Partials)
+	}
+	return msg
 }
 
 // runHost is the Host a program runs against: the broker's per-run state,

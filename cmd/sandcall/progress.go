@@ -65,7 +65,7 @@ func (p *progressLine) loop() {
 		// Written outside the lock: a terminal that does not take the
 		// line (stopped with ^S) must not block update.
 		p.mu.Lock()
-		line := "\r\x1b[K" + progressText(p.latest, time.Since(p.start))
+		line := "\r\x1b[K" + "running… " + p.latest.Text(time.Since(p.start))
 		p.drawn = true
 		p.mu.Unlock()
 		_, _ = io.WriteString(p.w, line)
@@ -84,17 +84,3 @@ func (p *progressLine) stop() {
 	}
 }
 
-// progressText is like "running… 12 calls done (11 ok, 1 failed), 3 in
-// flight, 2.5s".
-func progressText(st bindings.RunProgress, elapsed time.Duration) string {
-	c := st.Calls
-	s := fmt.Sprintf("running… %d calls done (%d ok, %d failed", c.Total, c.OK, c.Failed)
-	if c.Denied > 0 {
-		s += fmt.Sprintf(", %d denied", c.Denied)
-	}
-	s += fmt.Sprintf("), %d in flight, %.1fs", st.InFlight, elapsed.Seconds())
-	if st.Partials > 0 {
-		s += ", progress saved"
-	}
-	return s
-}

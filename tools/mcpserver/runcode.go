@@ -371,35 +371,11 @@ func (p *progressReporter) loop() {
 		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: p.token,
 			Progress:      progress,
-			Message:       progressMessage(st, elapsed),
+			Message:       st.Text(elapsed),
 		})
 	}
 }
 
-// progressMessage is like "12 calls done (11 ok, 1 failed), 3 in flight,
-// 2.5s elapsed", with ", 1 denied" inside the parentheses when calls were
-// denied and "; progress saved 2 times" when the program stored values
-// with progress(value).
-func progressMessage(st bindings.RunProgress, elapsed time.Duration) string {
-	c := st.Calls
-	noun := "calls"
-	if c.Total == 1 {
-		noun = "call"
-	}
-	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", c.Total, noun, c.OK, c.Failed)
-	if c.Denied > 0 {
-		msg += fmt.Sprintf(", %d denied", c.Denied)
-	}
-	msg += fmt.Sprintf("), %d in flight, %.1fs elapsed", st.InFlight, elapsed.Seconds())
-	switch st.Partials {
-	case 0:
-	case 1:
-		msg += "; progress saved once"
-	default:
-		msg += fmt.Sprintf("; progress saved %d times", st.Partials)
-	}
-	return msg
-}
 
 func isSHA256Hex(s string) bool {
 	if len(s) != 64 {
