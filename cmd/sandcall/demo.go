@@ -97,17 +97,27 @@ func (m *meter) wrap(ts []*tools.Tool) []*tools.Tool {
 	return out
 }
 
-func demoExpense(ctx context.Context, e *env, c *common) int {
-	var m meter
+// runDemo runs prog against the demo toolsets, metering every raw tool
+// result; ok is false (and the error printed) when the run failed.
+func runDemo(ctx context.Context, e *env, c *common, prog sandbox.Program) (res *sandbox.Result, m *meter, ok bool) {
+	m = new(meter)
 	runner, closeRunner, err := newRunner(m.wrap(demo.Tools()), c, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
-		return exitFailure
+		return nil, nil, false
 	}
 	defer closeRunner()
-	res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: expense.Program}})
+	res = runner.Run(ctx, bindings.RunRequest{Program: prog})
 	if !res.OK {
 		printError(e.stderr, res.Error)
+		return nil, nil, false
+	}
+	return res, m, true
+}
+
+func demoExpense(ctx context.Context, e *env, c *common) int {
+	res, m, ok := runDemo(ctx, e, c, sandbox.Program{Source: expense.Program})
+	if !ok {
 		return exitFailure
 	}
 	w := e.stdout
@@ -141,17 +151,9 @@ func demoExpense(ctx context.Context, e *env, c *common) int {
 // the demo toolset (whose get_price_history fails 10% of calls transiently,
 // seeded, for the broker to retry).
 func demoMarket(ctx context.Context, e *env, c *common) int {
-	var m meter
-	runner, closeRunner, err := newRunner(m.wrap(demo.Tools()), c, nil)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "sandcall demo: %v\n", err)
-		return exitFailure
-	}
-	defer closeRunner()
 	list := market.Watchlist()
-	res := runner.Run(ctx, bindings.RunRequest{Program: sandbox.Program{Source: market.Program, Input: market.WatchlistInput()}})
-	if !res.OK {
-		printError(e.stderr, res.Error)
+	res, m, ok := runDemo(ctx, e, c, sandbox.Program{Source: market.Program, Input: market.WatchlistInput()})
+	if !ok {
 		return exitFailure
 	}
 	var rep market.Report
