@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -256,7 +257,6 @@ type run struct {
 	limits    sandbox.Limits
 	start     time.Time
 	sem       *semaphore.Weighted
-	progress  func(sandbox.CallStats)
 	approver  Approver
 	tier      string
 
@@ -397,10 +397,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
 	r.mu.Lock()
 	info.Calls = r.stats.Total
-	info.CallsByTool = make(map[string]int, len(r.stats.ByTool))
-	for k, v := range r.stats.ByTool {
-		info.CallsByTool[k] = v
-	}
+	info.CallsByTool = maps.Clone(r.stats.ByTool)
 	r.mu.Unlock()
 	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
@@ -658,14 +655,7 @@ func (r *run) finishCall(a auditCall) {
 	if a.known {
 		r.stats.ByTool[a.tool]++
 	}
-	var snap sandbox.CallStats
-	if r.progress != nil {
-		snap = r.snapshotLocked()
-	}
 	r.mu.Unlock()
-	if r.progress != nil {
-		r.progress(snap)
-	}
 
 	if r.b.obs != nil {
 		tool := a.tool
@@ -775,19 +765,13 @@ func safeApprove(ctx context.Context, a Approver, req ApprovalRequest) (ok bool,
 	return a.Approve(ctx, req)
 }
 
-func (r *run) snapshotLocked() sandbox.CallStats {
-	s := r.stats
-	s.ByTool = make(map[string]int, len(r.stats.ByTool))
-	for k, v := range r.stats.ByTool {
-		s.ByTool[k] = v
-	}
-	return s
-}
-
+// snapshot returns a copy of the run's call stats.
 func (r *run) snapshot() sandbox.CallStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.snapshotLocked()
+	s := r.stats
+	s.ByTool = maps.Clone(r.stats.ByTool)
+	return s
 }
 
 func unknownTool(name string) *sandbox.Error {
