@@ -20,33 +20,7 @@ func TestServeListChanged(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess")
-	cmd.Dir = dir
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	changed := make(chan struct{}, 16)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		lt, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
-	}
+	changed, has, stderr := watchServe(t, dir)
 	if has("hello") {
 		t.Fatal("hello listed before the script exists")
 	}
@@ -77,33 +51,7 @@ func TestServePolicyReloadListChanged(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("version: 1\nrules: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--policy", pol)
-	cmd.Dir = dir
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	changed := make(chan struct{}, 16)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		lt, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
-	}
+	changed, has, stderr := watchServe(t, dir, "--policy", pol)
 	if !has("ping") {
 		t.Fatal("ping not listed under an empty policy")
 	}
@@ -123,4 +71,40 @@ func TestServePolicyReloadListChanged(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// watchServe starts `sandcall serve --demo --isolation inprocess args...` in
+// dir with a connected go-sdk client: changed receives the client's
+// notifications/tools/list_changed, has says whether tools/list names a
+// tool, and stderr is the server's.
+func watchServe(t *testing.T, dir string, args ...string) (changed <-chan struct{}, has func(string) bool, stderr *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--demo", "--isolation", "inprocess"}, args...)...)
+	cmd.Dir = dir
+	stderr = new(syncBuffer)
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	ch := make(chan struct{}, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	has = func(name string) bool {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+	}
+	return ch, has, stderr
 }

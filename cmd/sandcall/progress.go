@@ -83,4 +83,3 @@ func (p *progressLine) stop() {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 }
-
