@@ -376,7 +376,6 @@ func (p *progressReporter) loop() {
 	}
 }
 
-
 func isSHA256Hex(s string) bool {
 	if len(s) != 64 {
 		return false
