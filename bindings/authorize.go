@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -43,6 +44,16 @@ type CallInfo struct {
 	Calls       int
 	CallsByTool map[string]int
 	Elapsed     time.Duration // since the run started
+	// Label is the join of the labels of every result the run had read
+	// when the call was made (information flow; zero for direct calls),
+	// and Flow the results that raised it (policy.Run.Flow).
+	Label policy.Label
+	Flow  []policy.Source
+	// ArgLabel is the label of the arguments beyond Label: the join of
+	// the opaque handles passed among them, and ArgFlow those handles'
+	// results. Zero when no handle is passed.
+	ArgLabel policy.Label
+	ArgFlow  []policy.Source
 }
 
 // Decision is an Authorizer's answer. Rule and Reason are recorded in the
@@ -59,6 +70,9 @@ type Decision struct {
 	RequireApproval bool
 	// LogArgs says the call's arguments may be logged in clear.
 	LogArgs bool
+	// Flow names the results whose labels led a rule that reads labels
+	// to deny the call or to ask for approval (policy.Decision.Flow).
+	Flow string
 }
 
 // Authorizer is the seam where a call is allowed or not. The broker asks it

@@ -260,7 +260,8 @@ type run struct {
 	approver  Approver
 	tier      string
 
-	seq atomic.Int64
+	seq  atomic.Int64
+	flow runFlow // information-flow label of what the program read (labels.go)
 
 	mu      sync.Mutex // guards stats, notes, meta, dropped
 	stats   sandbox.CallStats
@@ -399,9 +400,11 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	info.Calls = r.stats.Total
 	info.CallsByTool = maps.Clone(r.stats.ByTool)
 	r.mu.Unlock()
+	r.labelCall(info)
 	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
 	rec.logArgs = d.LogArgs
+	rec.flow = d.Flow
 	if !d.Allow {
 		rec.decision = "deny"
 		msg := d.Message
@@ -420,7 +423,11 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "approved"
 	}
 
-	res, e := r.dispatchRetrying(ctx, t, args, info, &rec)
+	dctx, meta := withResultMeta(ctx)
+	res, e := r.dispatchRetrying(dctx, t, args, info, &rec)
+	if e == nil || e.Code == sandbox.EToolFailed { // an error's text is the tool's data too
+		r.labelResult(t, seq, meta)
+	}
 	if e != nil {
 		return nil, e
 	}
@@ -623,6 +630,9 @@ type auditCall struct {
 	dur         time.Duration
 	err         *sandbox.Error
 	rawError    bool // a DirectRaw tool's MCP result, served as is, had isError set
+
+	// flow is the flow a rule that reads labels named (Decision.Flow).
+	flow string
 }
 
 // rawIsError reports whether res, the JSON of an MCP CallToolResult that a
@@ -698,6 +708,9 @@ func (r *run) auditRecord(a auditCall) {
 	}
 	if a.omitted > 0 {
 		attrs = append(attrs, slog.Int("omitted", a.omitted))
+	}
+	if a.flow != "" {
+		attrs = append(attrs, slog.String("flow", sandbox.Cap(a.flow, MaxLoggedArgsBytes)))
 	}
 	if a.logArgs && a.args != nil {
 		attrs = append(attrs, slog.String("args", sandbox.Cap(string(RedactJSON(a.args)), MaxLoggedArgsBytes)))

@@ -56,11 +56,14 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 		Meta:      ToolMeta(c.Tool),
 		Args:      c.Args,
 		Principal: policy.Principal{ID: c.Principal.ID, Roles: c.Principal.Roles},
-		Run:       policy.Run{ID: c.RunID, Calls: c.Calls, CallsByTool: c.CallsByTool, Elapsed: c.Elapsed},
+		Run: policy.Run{ID: c.RunID, Calls: c.Calls, CallsByTool: c.CallsByTool, Elapsed: c.Elapsed,
+			Label: c.Label, Flow: c.Flow},
+		Label:        c.ArgLabel,
+		LabelSources: c.ArgFlow,
 	}
 	pd := a.checker.Decide(&req)
 	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
-		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs}
+		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs, Flow: pd.Flow}
 	return d
 }
 

@@ -374,6 +374,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	if !req.WholeResult {
 		cutLogs(res, lim.MaxLogBytes)
 	}
+	res.Meta = LabelMeta(h.Label())
 	r.auditRun(res, h.principal)
 	return res
 }

@@ -21,6 +21,8 @@ type env struct {
 	Principal envPrincipal   `expr:"principal"`
 	Run       envRun         `expr:"run"`
 	ToolMeta  envMeta        `expr:"tool_meta"`
+	// Label is the label of the call's arguments (see Request.Label).
+	Label envLabel `expr:"label"`
 }
 
 type envPrincipal struct {
@@ -33,6 +35,7 @@ type envRun struct {
 	Calls       int            `expr:"calls"`
 	CallsByTool map[string]int `expr:"calls_by_tool"`
 	ElapsedMS   float64        `expr:"elapsed_ms"`
+	Label       envLabel       `expr:"label"`
 }
 
 type envMeta struct {
@@ -141,6 +144,12 @@ var vms = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: memoryBudget} 
 
 // eval evaluates r's condition for req.
 func (r *rule) eval(req *Request) (bool, *evalError) {
+	return r.evalProgram(r.when, r.whenArgs, req)
+}
+
+// evalProgram evaluates one of r's expressions (when, approval_when) for
+// req; usesArgs says whether it reads args.
+func (r *rule) evalProgram(prog *vm.Program, usesArgs bool, req *Request) (bool, *evalError) {
 	e := env{
 		Caller:    req.Caller,
 		Tool:      req.Tool,
@@ -159,15 +168,25 @@ func (r *rule) eval(req *Request) (bool, *evalError) {
 	if e.ToolMeta.Source == "" {
 		e.ToolMeta.Source = "builtin"
 	}
-	if r.whenArgs {
-		args, err := decodeArgs(req.Args, r.argKeys)
+	if r.usesLabels {
+		e.Run.Label = newEnvLabel(req.Run.Label, req.Run.Flow)
+		e.Label = newEnvLabel(req.Label.Join(req.Run.Label), flowOf(req))
+	} else {
+		e.Run.Label, e.Label = emptyEnvLabel, emptyEnvLabel
+	}
+	if usesArgs {
+		keys := r.argKeys
+		if prog != r.when {
+			keys = nil // approval_when reads what it reads
+		}
+		args, err := decodeArgs(req.Args, keys)
 		if err != nil {
 			return false, err
 		}
 		e.Args = args
 	}
 	m := vms.Get().(*vm.VM)
-	out, err := m.Run(r.when, &e)
+	out, err := m.Run(prog, &e)
 	vms.Put(m)
 	if err != nil {
 		return false, &evalError{reason: "evaluation failed: " + capString(oneLine(err.Error()), 300)}

@@ -104,9 +104,10 @@ func nodePos(n yast.Node) pos {
 }
 
 type rawFile struct {
-	Version  *located[int]      `yaml:"version"`
-	Defaults *rawDefaults       `yaml:"defaults"`
-	Rules    []located[rawRule] `yaml:"rules"`
+	Version  *located[int]       `yaml:"version"`
+	Defaults *rawDefaults        `yaml:"defaults"`
+	Rules    []located[rawRule]  `yaml:"rules"`
+	Labels   []located[rawLabel] `yaml:"labels"`
 }
 
 type rawDefaults struct {
@@ -124,6 +125,7 @@ type rawRule struct {
 	MaxCallsPerRun  *located[int]      `yaml:"max_calls_per_run"`
 	Rate            *located[rawRate]  `yaml:"rate"`
 	RequireApproval bool               `yaml:"require_approval"`
+	ApprovalWhen    *located[string]   `yaml:"approval_when"`
 	LogArgs         bool               `yaml:"log_args"`
 	Pin             bool               `yaml:"pin"`
 }
@@ -282,6 +284,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		c.defaults = compileCallers(ps, "defaults", *raw.Defaults.AllowedCallers)
 		c.hasDefaults = true
 	}
+	c.labels = compileLabels(ps, raw.Labels)
 	if len(raw.Rules) > maxRules {
 		ps.add(0, 0, "rules: %d rules, over the limit of %d", len(raw.Rules), maxRules)
 		return c
@@ -354,8 +357,12 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 					ps.at(p, "%s: when: %s", r.id, msg)
 				} else {
 					r.when, r.whenArgs, r.argKeys = prog, usesArgs, keys
+					r.usesLabels = readsLabels(prog)
 				}
 			}
+		}
+		if w := rr.ApprovalWhen; w != nil {
+			compileApprovalWhen(ps, r, rr.RequireApproval, w, src)
 		}
 		r.message = rr.Message
 		r.hint = rr.Hint

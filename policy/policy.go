@@ -52,6 +52,13 @@ type Request struct {
 	Run Run
 	// Time is when the call is made, for rate limits. If zero, time.Now().
 	Time time.Time
+	// Label is the information-flow label of the call's arguments: the
+	// run's label joined with the labels of opaque handles passed among
+	// them. Decide joins Run.Label into it, so a caller may set only that.
+	Label Label
+	// LabelSources are the results that raised Label beyond Run.Label
+	// (opaque handles passed as arguments), for the flow a denial names.
+	LabelSources []Source
 }
 
 // ToolMeta is a tool's metadata (MCP tool annotations and origin).
@@ -83,6 +90,12 @@ type Run struct {
 	CallsByTool map[string]int
 	// Elapsed is the time since the run started.
 	Elapsed time.Duration
+	// Label is the join of the labels of every result the program has
+	// read so far (see Label); zero (trusted, public) before any.
+	Label Label
+	// Flow lists the results that raised Label, first first, at most
+	// MaxSources: what a denial by a rule that reads labels names.
+	Flow []Source
 }
 
 // Decision is the answer to one Request. Rule and Reason are always set.
@@ -104,6 +117,10 @@ type Decision struct {
 	RequireApproval bool
 	// LogArgs says the call's arguments may be logged in clear.
 	LogArgs bool
+	// Flow names the results whose labels the deciding rule read, when
+	// its condition reads labels ("list_messages (call 1, untrusted)"):
+	// set on a denial or an approval such a rule caused. Empty otherwise.
+	Flow string
 }
 
 // Checker is a compiled policy. It is immutable except for the token buckets
@@ -116,6 +133,7 @@ type Checker struct {
 	// built-in default applies.
 	hasDefaults bool
 	rates       *rateTable
+	labels      []*labelRule // the labels section, in order
 
 	// sel caches find's answer per tool name and metadata (selKey → int,
 	// the rule's index or -1): selection depends on nothing else, and a
@@ -198,6 +216,13 @@ type rule struct {
 	approval      bool
 	logArgs       bool
 	pin           bool // served directly even in a large catalog (Pinned)
+
+	usesLabels bool // when or approval_when reads label or run.label
+	// approvalWhen, if set, limits require_approval to the calls for
+	// which it is true.
+	approvalWhen    *vm.Program
+	approvalWhenSrc string
+	approvalArgs    bool
 }
 
 // metaMatch matches tool metadata; a nil field matches anything.
@@ -401,9 +426,13 @@ func (c *Checker) Decide(req *Request) (d Decision) {
 				Hint:    err.hint}
 		}
 		if !ok {
-			return Decision{Rule: r.id, Reason: "when is false: " + capString(r.whenSrc, 200),
+			d := Decision{Rule: r.id, Reason: "when is false: " + capString(r.whenSrc, 200),
 				Message: orDefault(r.message, "the policy does not allow this call of "+req.Tool),
 				Hint:    r.hint}
+			if r.usesLabels {
+				flowDenial(&d, req)
+			}
+			return d
 		}
 	}
 	if r.rate != nil {
@@ -414,7 +443,45 @@ func (c *Checker) Decide(req *Request) (d Decision) {
 				Hint:    "Wait and try again later, or make fewer calls."}
 		}
 	}
-	return Decision{Allow: true, Rule: r.id, Reason: r.allowReason, RequireApproval: r.approval, LogArgs: r.logArgs}
+	d = Decision{Allow: true, Rule: r.id, Reason: r.allowReason, RequireApproval: r.approval, LogArgs: r.logArgs}
+	if r.approval && r.approvalWhen != nil {
+		ok, err := r.evalProgram(r.approvalWhen, r.approvalArgs, req)
+		switch {
+		case err != nil:
+			d.Reason += "; approval required: approval_when failed: " + err.Error()
+		case !ok:
+			d.RequireApproval = false
+		default:
+			d.Reason += "; approval required: approval_when is true: " + capString(r.approvalWhenSrc, 200)
+			if r.usesLabels {
+				d.Flow = Flow(flowOf(req))
+				if d.Flow != "" {
+					d.Reason += "; flow: " + d.Flow
+				}
+			}
+		}
+	}
+	return d
+}
+
+// flowOf returns the sources of the call's label: the run's flow, then the
+// opaque handles among the arguments.
+func flowOf(req *Request) []Source {
+	if len(req.LabelSources) == 0 {
+		return req.Run.Flow
+	}
+	return append(append([]Source(nil), req.Run.Flow...), req.LabelSources...)
+}
+
+// flowDenial names the flow in a denial by a rule that reads labels: the
+// results the run read that raised the label its condition saw.
+func flowDenial(d *Decision, req *Request) {
+	d.Flow = Flow(flowOf(req))
+	if d.Flow == "" {
+		d.Flow = "no labelled data read"
+	}
+	d.Reason += "; flow: " + d.Flow
+	d.Message += " (data flow: " + capString(d.Flow, 1024) + ")"
 }
 
 func reasonOfFallback(id string) string {

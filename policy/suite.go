@@ -26,7 +26,11 @@ import (
 //	    read_only: true             # tool metadata: read_only, destructive,
 //	    source: builtin             # idempotent, open_world, source,
 //	                                # tool_allowed_callers
-//	    run: {calls: 3, calls_by_tool: {get_expenses: 2}, elapsed_ms: 40}
+//	    run: {calls: 3, calls_by_tool: {get_expenses: 2}, elapsed_ms: 40,
+//	          label: {integrity: untrusted, readers: [a@x.example],
+//	                  sources: [list_messages]}}  # what the run has read
+//	    label: {integrity: untrusted}   # optional: the arguments' own label
+//	                                    # (opaque handles), joined with run.label
 //	    at: 30s                     # clock offset from the suite's start
 //	    expect: allow               # allow or deny
 //	    rule: expense-reads         # optional: the deciding rule
@@ -87,6 +91,51 @@ type rawCase struct {
 	Expect             string        `yaml:"expect"`
 	Rule               string        `yaml:"rule"`
 	RequireApproval    *bool         `yaml:"require_approval"`
+	Label              *rawCaseLabel `yaml:"label"`
+}
+
+// rawCaseLabel is a label in a test case. readers: omitted or "public" is
+// public; a list names the readers. sources name the tools the flow
+// reports.
+type rawCaseLabel struct {
+	Integrity string   `yaml:"integrity"`
+	Readers   any      `yaml:"readers"`
+	Sources   []string `yaml:"sources"`
+}
+
+func (l *rawCaseLabel) compile() (Label, []Source, error) {
+	var out Label
+	switch l.Integrity {
+	case "", "trusted":
+	case "untrusted":
+		out.Untrusted = true
+	default:
+		return out, nil, fmt.Errorf("label.integrity: want trusted or untrusted, got %q", l.Integrity)
+	}
+	switch v := l.Readers.(type) {
+	case nil:
+	case string:
+		if v != "public" {
+			return out, nil, fmt.Errorf("label.readers: want public or a list, got %q", v)
+		}
+	case []any:
+		names := make([]string, 0, len(v))
+		for _, x := range v {
+			s, ok := x.(string)
+			if !ok || s == "" {
+				return out, nil, fmt.Errorf("label.readers: want non-empty strings")
+			}
+			names = append(names, s)
+		}
+		out.Readers = NewReaders(names...)
+	default:
+		return out, nil, fmt.Errorf("label.readers: want public or a list")
+	}
+	var srcs []Source
+	for i, t := range l.Sources {
+		srcs = append(srcs, Source{Tool: t, Seq: i + 1, Label: out})
+	}
+	return out, srcs, nil
 }
 
 type rawRun struct {
@@ -94,6 +143,7 @@ type rawRun struct {
 	Calls       int            `yaml:"calls"`
 	CallsByTool map[string]int `yaml:"calls_by_tool"`
 	ElapsedMS   float64        `yaml:"elapsed_ms"`
+	Label       *rawCaseLabel  `yaml:"label"`
 }
 
 // suiteEpoch is the fixed clock of test suites.
@@ -172,6 +222,20 @@ func LoadSuite(path string) (*Suite, error) {
 		if r := rc.Run; r != nil {
 			req.Run = Run{ID: r.ID, Calls: r.Calls, CallsByTool: r.CallsByTool,
 				Elapsed: time.Duration(r.ElapsedMS * float64(time.Millisecond))}
+			if r.Label != nil {
+				l, srcs, err := r.Label.compile()
+				if err != nil {
+					ps.at(where, "%s: run.%v", c.Name, err)
+				}
+				req.Run.Label, req.Run.Flow = l, srcs
+			}
+		}
+		if rc.Label != nil {
+			l, srcs, err := rc.Label.compile()
+			if err != nil {
+				ps.at(where, "%s: %v", c.Name, err)
+			}
+			req.Label, req.LabelSources = l, srcs
 		}
 		c.Request = req
 		s.Cases = append(s.Cases, c)

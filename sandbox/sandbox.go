@@ -244,6 +244,10 @@ type Result struct {
 	// WholeLogs is that text, for the server to keep under LogsRef. It is
 	// never serialized.
 	WholeLogs []byte `json:"-"`
+	// Meta is what the server puts in the MCP result's _meta: the run's
+	// information-flow label (see bindings.LabelMeta), which read_output
+	// pages of the result keep. It is never serialized here.
+	Meta map[string]any `json:"-"`
 }
 
 // LogSink is implemented by hosts that want console output as it happens.

@@ -7,7 +7,18 @@
 //     a role and an approval.
 //   - upstream.yaml: an upstream-style github_* family with a per-run quota
 //     and a per-person rate limit on destructive tools.
+//   - flow.yaml: information flow for the support-inbox demo: labels on
+//     inbound mail (untrusted) and customer records (their readers), and
+//     sink rules so that mail goes only to readers of what the run read
+//     and no destructive call follows untrusted data.
 //
 // The package's test runs every *_test.yaml through the code path of
 // `sandcall policy test`, and runs a real program under expense.yaml.
 package policies
+
+import _ "embed"
+
+// Flow is flow.yaml, for `sandcall demo inbox`.
+//
+//go:embed flow.yaml
+var Flow []byte

@@ -62,6 +62,7 @@ type storedOutput struct {
 	principal string
 	data      []byte
 	expires   time.Time
+	meta      map[string]any // the run's label, for each page's _meta (labels.go)
 }
 
 // newOutputStore returns a store; zero arguments take the defaults and a nil
@@ -313,7 +314,7 @@ func (s *Server) handleReadOutput(_ context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(internalError()), nil
 	}
-	return jsonResult(b, false), nil
+	return withMeta(jsonResult(b, false), s.outputs.metaOf(s.principalFor(req).ID, a.Ref)), nil
 }
 
 // pageOf returns the page of data from offset (moved forward to the start

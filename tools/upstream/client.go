@@ -475,6 +475,9 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 			}
 			return nil, tools.Transient(msg, "the upstream server may be down; retry later")
 		}
+		// The result's _meta may carry labels (information flow); the
+		// broker decides whether to honour them.
+		tools.ReportResultMeta(ctx, res.Meta)
 		if info, ok := bindings.CallInfoFrom(ctx); ok && info.Caller == tools.Direct {
 			b, err := json.Marshal(res)
 			if err != nil {

@@ -1,0 +1,162 @@
+package bindings
+
+import (
+	"context"
+	"sync"
+
+	"github.com/sandcall/sandcall/policy"
+	"github.com/sandcall/sandcall/tools"
+)
+
+// Labeler is implemented by Authorizers that label tool results for
+// information-flow control (PolicyAuthorizer does, from the policy's labels
+// section). SourceLabel returns the label of t's results and whether labels
+// t attaches to a result (its MCP _meta) are honoured. An Authorizer that
+// does not implement it gets policy.DefaultLabel from the tool's
+// annotations, and result labels are ignored.
+type Labeler interface {
+	SourceLabel(t *tools.Tool) (label policy.Label, resultLabels bool)
+}
+
+// SourceLabel implements Labeler.
+func (a *PolicyAuthorizer) SourceLabel(t *tools.Tool) (policy.Label, bool) {
+	return a.checker.SourceLabel(t.Name, ToolMeta(t))
+}
+
+// sourceLabel is the label of t's results under the broker's authorizer.
+func (b *Broker) sourceLabel(t *tools.Tool) (policy.Label, bool) {
+	if l, ok := b.authorizer().(Labeler); ok {
+		return l.SourceLabel(t)
+	}
+	return policy.DefaultLabel(ToolMeta(t)), false
+}
+
+// runFlow is a run's information-flow state: the join of the labels of
+// every result the program has read, and the results that raised it. The
+// broker joins a result's label before the guest sees the result, so every
+// call the program makes afterwards — the only calls its data can reach —
+// carries it. Calls made before a result arrived do not, and need not.
+type runFlow struct {
+	mu      sync.Mutex
+	label   policy.Label
+	sources []policy.Source
+}
+
+// snapshot returns the run's label and flow; the slice is not modified
+// afterwards (read joins append to a copy once it is shared).
+func (f *runFlow) snapshot() (policy.Label, []policy.Source) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.label, f.sources[:len(f.sources):len(f.sources)]
+}
+
+// join raises the run's label by l, the label of a result the program
+// reads, and records the source when it raised the label.
+func (f *runFlow) join(l policy.Label, src policy.Source) {
+	if l.IsZero() {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	nl := f.label.Join(l)
+	if nl.Untrusted == f.label.Untrusted && sameReaders(nl.Readers, f.label.Readers) {
+		return
+	}
+	f.label = nl
+	if len(f.sources) < policy.MaxSources {
+		f.sources = append(f.sources, src)
+	}
+}
+
+func sameReaders(a, b []string) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// labelCall fills the flow fields of info for a call made now.
+func (r *run) labelCall(info *CallInfo) {
+	info.Label, info.Flow = r.flow.snapshot()
+}
+
+// resultMeta is the _meta a tool reported for one result (see
+// tools.ReportResultMeta): the last report wins.
+type resultMeta struct {
+	mu   sync.Mutex
+	meta map[string]any
+}
+
+func (m *resultMeta) set(meta map[string]any) {
+	m.mu.Lock()
+	m.meta = meta
+	m.mu.Unlock()
+}
+
+func (m *resultMeta) get() map[string]any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.meta
+}
+
+// withResultMeta returns ctx with a listener for the _meta a tool reports.
+func withResultMeta(ctx context.Context) (context.Context, *resultMeta) {
+	m := new(resultMeta)
+	return tools.WithResultMeta(ctx, m.set), m
+}
+
+// labelResult joins the label of t's result (call seq) into the run: the
+// tool's source label, made stricter by the labels the tool attached to the
+// result when the policy honours them for t. It returns the result's label.
+func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta) policy.Label {
+	l, honour := r.b.sourceLabel(t)
+	if honour && meta != nil {
+		if ml, ok := policy.ResultLabel(meta.get(), r.principal.ID); ok {
+			l = l.Join(ml) // only ever stricter
+		}
+	}
+	if r.caller == tools.Code {
+		r.flow.join(l, policy.Source{Tool: t.Name, Seq: seq, Label: l})
+	}
+	return l
+}
+
+// Label returns the run's final label: the join of the labels of every
+// result the program read.
+func (h *runHost) Label() (policy.Label, []policy.Source) { return h.flow.snapshot() }
+
+// LabelMeta is the _meta form of a label that sandcall attaches to a
+// run_code result (and keeps on its read_output pages), so that a
+// label-aware client treats the output accordingly:
+//
+//	"security_label": {"integrity": "untrusted", "confidentiality":
+//	    "public" | {"readers": [...]}, "sources": ["list_messages", ...]}
+//	"untrusted": true|false, "sensitive": true|false
+//
+// The first is FIDES-shaped; the booleans are the MCP trust-annotations
+// draft's (sensitive: the result may not be read by everyone).
+func LabelMeta(l policy.Label, sources []policy.Source) map[string]any {
+	sl := map[string]any{"integrity": l.Integrity()}
+	if l.Public() {
+		sl["confidentiality"] = "public"
+	} else {
+		sl["confidentiality"] = map[string]any{"readers": append([]string{}, l.Readers...)}
+	}
+	names := make([]string, 0, len(sources))
+	for _, s := range sources {
+		dup := false
+		for _, n := range names {
+			dup = dup || n == s.Tool
+		}
+		if !dup {
+			names = append(names, s.Tool)
+		}
+	}
+	sl["sources"] = names
+	return map[string]any{"security_label": sl, "untrusted": l.Untrusted, "sensitive": !l.Public()}
+}
