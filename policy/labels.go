@@ -131,7 +131,8 @@ type Source struct {
 const MaxSources = 16
 
 // Flow describes the sources for a person: "list_messages (call 1,
-// untrusted), get_customer (call 3, readers [support@acme.example])".
+// untrusted), get_customer (call 3, readers [support@acme.example])"; a
+// source with no call number (Seq 0: a label stated in a test) shows none.
 func Flow(sources []Source) string {
 	if len(sources) == 0 {
 		return ""
@@ -141,7 +142,11 @@ func Flow(sources []Source) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s (call %d, %s)", s.Tool, s.Seq, describe(s.Label))
+		if s.Seq > 0 {
+			fmt.Fprintf(&b, "%s (call %d, %s)", s.Tool, s.Seq, describe(s.Label))
+		} else {
+			fmt.Fprintf(&b, "%s (%s)", s.Tool, describe(s.Label))
+		}
 	}
 	return b.String()
 }

@@ -26,10 +26,12 @@ const demoExamples = `  # who went over their Q3 travel budget? one program, 56 
   sandcall demo expense
   # a market report on 20 tickers: 63 tool calls, ~500 KB of results, a 3 KB report
   sandcall demo market
+  # a prompt injection in a support inbox, without and with an information-flow rule
+  sandcall demo inbox
 `
 
 func cmdDemo(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market]", demoExamples)
+	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market|inbox]", demoExamples)
 	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn", oneShot: true}
 	fs.StringVar(&c.isolation, "isolation", "process", "isolation tier: process (worker processes) or inprocess")
 	c.registerPolicy(fs)
@@ -57,8 +59,10 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 		return demoExpense(ctx, e, &c)
 	case "market":
 		return demoMarket(ctx, e, &c)
+	case "inbox":
+		return demoInbox(ctx, e, &c)
 	default:
-		return usageErr(e, fs, "unknown demo %q: want expense or market", which)
+		return usageErr(e, fs, "unknown demo %q: want expense, market or inbox", which)
 	}
 }
 

@@ -377,7 +377,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	_, stderr, code := sandcall(t, "", "demo", "bogus")
-	if code != 2 || !strings.Contains(stderr, "want expense or market") {
+	if code != 2 || !strings.Contains(stderr, "want expense, market or inbox") {
 		t.Fatalf("demo bogus: exit %d, %q", code, stderr)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/policy"
 )
 
@@ -123,6 +122,8 @@ func policyExplain(e *env, args []string) int {
 	fs.BoolVar(&meta.OpenWorld, "open-world", false, "the tool reaches the open world (without --demo)")
 	fs.StringVar(&meta.Source, "source", "", "where the tool comes from: builtin, local or an upstream server (without --demo)")
 	calls := fs.Int("calls", 0, "calls of this tool already made in the run (for quotas)")
+	var flow explainFlow
+	flow.register(fs)
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -139,14 +140,12 @@ func policyExplain(e *env, args []string) int {
 	if !json.Valid([]byte(*argsJSON)) || !strings.HasPrefix(strings.TrimSpace(*argsJSON), "{") {
 		return usageErr(e, fs, "--args must be a JSON object")
 	}
+	if msg := flow.check(); msg != "" {
+		return usageErr(e, fs, "%s", msg)
+	}
 	if *useDemo {
-		found := false
-		for _, t := range demo.Tools() {
-			if t.Name == *tool {
-				meta, found = bindings.ToolMeta(t), true
-				break
-			}
-		}
+		var found bool
+		meta, found = demoMeta(*tool)
 		if !found {
 			return usageErr(e, fs, "no demo tool named %q", *tool)
 		}
@@ -168,6 +167,7 @@ func policyExplain(e *env, args []string) int {
 		req.Run.CallsByTool = map[string]int{*tool: *calls}
 		req.Run.Calls = *calls
 	}
+	flow.apply(c, &req, *useDemo)
 	d := c.Decide(&req)
 	w := e.stdout
 	fmt.Fprintf(w, "policy:    %s\n", c.Name())
@@ -188,6 +188,7 @@ func policyExplain(e *env, args []string) int {
 	if d.LogArgs {
 		fmt.Fprintln(w, "log_args:  arguments may be logged in clear")
 	}
+	flow.print(w, c, &req, d)
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	fmt.Fprintf(w, "exposed:   direct %s, code %s\n", yesNo[c.Exposes(*tool, meta, policy.Direct, req.Principal)],
 		yesNo[c.Exposes(*tool, meta, policy.Code, req.Principal)])

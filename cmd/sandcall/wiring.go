@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
+	"github.com/sandcall/sandcall/examples/inbox"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
@@ -30,6 +31,7 @@ import (
 type common struct {
 	oneShot   bool // the command runs one program: start one worker, never refill
 	demo      bool
+	demoInbox string // "", "clean" or "injected": the support-inbox demo tools (demo_inbox.go)
 	isolation string
 	workers   int
 	timeout   time.Duration
@@ -50,6 +52,8 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.demo, "demo", false, "enable the embedded demo toolsets (the expense tools and ping)")
+	fs.StringVar(&c.demoInbox, "demo-inbox", "", "enable the support-inbox demo tools (information flow; see 'sandcall demo inbox'): "+
+		"clean, or injected (one message carries a prompt injection)")
 	fs.StringVar(&c.isolation, "isolation", "process",
 		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
@@ -146,6 +150,11 @@ func (c *common) check() string {
 	if _, ok := parseLevel(c.logLevel); !ok {
 		return fmt.Sprintf("unknown --log-level %q: want debug, info, warn or error", c.logLevel)
 	}
+	switch c.demoInbox {
+	case "", "clean", "injected":
+	default:
+		return fmt.Sprintf("unknown --demo-inbox %q: want clean or injected", c.demoInbox)
+	}
 	return ""
 }
 
@@ -175,6 +184,9 @@ func (c *common) catalogTools() []*tools.Tool {
 	var ts []*tools.Tool
 	if c.demo {
 		ts = demo.Tools()
+	}
+	if c.demoInbox != "" {
+		ts = append(ts, inbox.New(c.demoInbox == "injected").Tools()...)
 	}
 	return c.localTools(ts)
 }

@@ -26,6 +26,8 @@ type outcome struct {
 		Message string `json:"message"`
 		To      string `json:"to"`
 		Code    string `json:"code"`
+		Rule    string `json:"rule"`
+		Error   string `json:"error"`
 	} `json:"refused"`
 }
 
@@ -95,10 +97,11 @@ func TestFlowRuleStopsExfiltration(t *testing.T) {
 	if sentTo(ib, inbox.Attacker) {
 		t.Fatalf("the record reached %s: %+v", inbox.Attacker, ib.Sent())
 	}
-	if len(o.Refused) != 1 || o.Refused[0].Code != "E_TOOL_DENIED" || o.Refused[0].To != inbox.Attacker {
+	if len(o.Refused) != 1 || o.Refused[0].Code != "E_TOOL_DENIED" || o.Refused[0].To != inbox.Attacker ||
+		o.Refused[0].Rule != "no-exfiltration" || o.Refused[0].Message != inbox.InjectedID {
 		t.Fatalf("refused = %+v", o.Refused)
 	}
-	msg := o.Refused[0].Message
+	msg := o.Refused[0].Error
 	for _, want := range []string{"list_messages (call 1, untrusted)", "get_customer (call 2", "support@acme.example"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("denial message %q does not name %q", msg, want)

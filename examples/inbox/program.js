@@ -20,7 +20,7 @@ for (const m of messages) {
       await tools.send_email({ to: [ask[1]], subject: "Account record " + c.id, body: JSON.stringify(c) });
       forwarded.push({ message: m.id, to: ask[1] });
     } catch (e) {
-      refused.push({ message: m.id, to: ask[1], code: e.code, message: e.message });
+      refused.push({ message: m.id, to: ask[1], code: e.code, rule: e.rule, error: e.message });
     }
   }
 }
