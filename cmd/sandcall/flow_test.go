@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var flowPolicy = filepath.Join("..", "..", "examples", "policies", "flow.yaml")
@@ -229,5 +233,60 @@ func TestPolicyExplainFlow(t *testing.T) {
 	}
 	if _, _, code := sandcall(t, "", "policy", "explain", "--tool", "x", "--caller", "code", "--run-integrity", "shaky"); code != 2 {
 		t.Errorf("bad --run-integrity: exit %d", code)
+	}
+}
+
+// TestServeResultLabel: through `sandcall serve` and the go-sdk client,
+// run_code's result carries the run's label in _meta (FIDES-shaped and the
+// draft's booleans), and the read_output pages of a cut result keep it; a
+// run that read nothing labelled is trusted and public.
+func TestServeResultLabel(t *testing.T) {
+	cmd := exec.Command(bin, "serve", "--demo-inbox", "injected", "--isolation", "inprocess", "--policy", flowPolicy)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	label := func(m mcp.Meta) string {
+		b, _ := json.Marshal(map[string]any{"security_label": m["security_label"], "untrusted": m["untrusted"], "sensitive": m["sensitive"]})
+		return string(b)
+	}
+	// A result over the 256 KiB budget, cut into pages.
+	code := `const ms = await tools.list_messages({}); const c = await tools.get_customer({customer_id: "C-1001"});
+return {pad: "x".repeat(300000), n: ms.length, who: c.name};`
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": code}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_code: %v %+v", err, res)
+	}
+	want := `{"security_label":{"confidentiality":{"readers":["alice@customer.example","support@acme.example"]},"integrity":"untrusted","sources":["list_messages","get_customer"]},"sensitive":true,"untrusted":true}`
+	if got := label(res.Meta); got != want {
+		t.Errorf("run_code _meta:\n got  %s\n want %s", got, want)
+	}
+	var out struct {
+		OutputRef string `json:"output_ref"`
+	}
+	_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
+	if out.OutputRef == "" {
+		t.Fatalf("no output_ref: %s", res.Content[0].(*mcp.TextContent).Text[:200])
+	}
+	page, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_output", Arguments: map[string]any{"ref": out.OutputRef, "offset": 1000}})
+	if err != nil || page.IsError {
+		t.Fatalf("read_output: %v %+v", err, page)
+	}
+	if got := label(page.Meta); got != want {
+		t.Errorf("read_output _meta:\n got  %s\n want %s", got, want)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "return 1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_code: %v %+v", err, res)
+	}
+	if got := label(res.Meta); got != `{"security_label":{"confidentiality":"public","integrity":"trusted","sources":[]},"sensitive":false,"untrusted":false}` {
+		t.Errorf("a run that read nothing: %s", got)
 	}
 }
