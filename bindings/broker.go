@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -371,6 +372,13 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
 			Hint:    "Batch the work into fewer calls, or filter before calling."}
 	}
+	name, opaque, hres, herr, done := r.handleCall(name, args, &rec)
+	if done {
+		if herr != nil {
+			return nil, herr
+		}
+		return hres, nil
+	}
 	t, alias, ok := r.b.catalog.Resolve(name)
 	if !ok {
 		rec.decision = "unknown"
@@ -389,6 +397,11 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		args = json.RawMessage("{}")
 	}
 	rec.args = args
+	args, argLabel, argFlow, herr := r.resolveHandles(t.Name, args)
+	if herr != nil {
+		rec.decision = "invalid"
+		return nil, herr
+	}
 	if err := t.Validate(args); err != nil {
 		rec.decision = "invalid"
 		return nil, err
@@ -401,6 +414,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	info.CallsByTool = maps.Clone(r.stats.ByTool)
 	r.mu.Unlock()
 	r.labelCall(info)
+	info.ArgLabel, info.ArgFlow = argLabel, argFlow
 	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
 	rec.logArgs = d.LogArgs
@@ -425,8 +439,9 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 
 	dctx, meta := withResultMeta(ctx)
 	res, e := r.dispatchRetrying(dctx, t, args, info, &rec)
+	var label policy.Label
 	if e == nil || e.Code == sandbox.EToolFailed { // an error's text is the tool's data too
-		r.labelResult(t, seq, meta)
+		label = r.labelResult(t, seq, meta, !opaque || e != nil)
 	}
 	if e != nil {
 		return nil, e
@@ -445,6 +460,11 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 	if alias.Name != "" {
 		res = r.deprecated(t, alias, res)
+	}
+	if opaque {
+		if res, e = r.keepHandle(res, policy.Source{Tool: t.Name, Seq: seq, Label: label}); e != nil {
+			return nil, e
+		}
 	}
 	return res, nil
 }

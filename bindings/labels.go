@@ -40,6 +40,7 @@ type runFlow struct {
 	mu      sync.Mutex
 	label   policy.Label
 	sources []policy.Source
+	handles handles // opaque handles (handles.go)
 }
 
 // snapshot returns the run's label and flow; the slice is not modified
@@ -110,17 +111,18 @@ func withResultMeta(ctx context.Context) (context.Context, *resultMeta) {
 	return tools.WithResultMeta(ctx, m.set), m
 }
 
-// labelResult joins the label of t's result (call seq) into the run: the
-// tool's source label, made stricter by the labels the tool attached to the
-// result when the policy honours them for t. It returns the result's label.
-func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta) policy.Label {
+// labelResult returns the label of t's result (call seq): the tool's
+// source label, made stricter by the labels the tool attached to the result
+// when the policy honours them for t. Unless the result is kept as an
+// opaque handle (join false), the label is joined into the run.
+func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta, join bool) policy.Label {
 	l, honour := r.b.sourceLabel(t)
 	if honour && meta != nil {
 		if ml, ok := policy.ResultLabel(meta.get(), r.principal.ID); ok {
 			l = l.Join(ml) // only ever stricter
 		}
 	}
-	if r.caller == tools.Code {
+	if join && r.caller == tools.Code {
 		r.flow.join(l, policy.Source{Tool: t.Name, Seq: seq, Label: l})
 	}
 	return l

@@ -290,3 +290,31 @@ return {pad: "x".repeat(300000), n: ms.length, who: c.name};`
 		t.Errorf("a run that read nothing: %s", got)
 	}
 }
+
+// TestFlowHandlesBinary: opaque handles through the binary (process tier,
+// so over the worker's IPC): holding the untrusted inbox as a handle leaves
+// the run trusted, so a destructive call the program planned goes through;
+// once the program reads the handle's value, the same call is denied.
+func TestFlowHandlesBinary(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.js")
+	src := `const h = await tools.list_messages({}, { opaque: true });
+await tools.delete_message({ id: "M-2" });
+const ms = await tools.$read(h);
+let denied = null;
+try { await tools.delete_message({ id: "M-1" }); } catch (e) { denied = e.rule + ": " + e.message; }
+return { n: ms.length, denied };`
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runFlow(t, "--demo-inbox", "injected", "--policy", flowPolicy, prog)
+	var o struct {
+		N      int    `json:"n"`
+		Denied string `json:"denied"`
+	}
+	_ = json.Unmarshal(r.Result, &o)
+	if !r.OK || o.N != 3 || !strings.HasPrefix(o.Denied, "no-untrusted-destruction: ") ||
+		!strings.Contains(o.Denied, "list_messages (call 1, untrusted)") {
+		t.Errorf("run: %+v %s", r.Error, r.Result)
+	}
+}

@@ -152,7 +152,7 @@ func (r *run) toolsObject() *goja.Object {
 		}
 		name := name
 		fn := r.native(name, func(c goja.FunctionCall) goja.Value {
-			return r.callTool(name, c.Argument(0))
+			return r.callWithOptions(name, c.Argument(0), c.Argument(1))
 		})
 		_ = tools.DefineDataProperty(name, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
@@ -166,10 +166,11 @@ func (r *run) toolsObject() *goja.Object {
 		if len(name) > 256 {
 			return r.rejected(sandbox.Errorf(sandbox.EToolUnknown, "Use search_tools to find the tool's name.", "tools.call: the tool name is too long"))
 		}
-		return r.callTool(name, c.Argument(1))
+		return r.callWithOptions(name, c.Argument(1), c.Argument(2))
 	})
 	_ = tools.DefineDataProperty("call", call, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 	r.defineDiscovery(tools)
+	r.defineHandles(tools)
 	return tools
 }
 
