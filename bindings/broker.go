@@ -437,7 +437,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "approved"
 	}
 
-	dctx, meta := withResultMeta(ctx)
+	dctx, meta := r.withResultMeta(ctx, t)
 	res, e := r.dispatchRetrying(dctx, t, args, info, &rec)
 	var label policy.Label
 	if e == nil || e.Code == sandbox.EToolFailed { // an error's text is the tool's data too

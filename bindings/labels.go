@@ -59,6 +59,9 @@ func (f *runFlow) join(l policy.Label, src policy.Source) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.label.AtLeast(l) { // the common case once a run has read its sources
+		return
+	}
 	nl := f.label.Join(l)
 	if nl.Untrusted == f.label.Untrusted && sameReaders(nl.Readers, f.label.Readers) {
 		return
@@ -81,8 +84,15 @@ func sameReaders(a, b []string) bool {
 	return true
 }
 
+// labelsOff turns label tracking off: set only by the overhead benchmark
+// (BenchmarkLabelOverhead) before it makes runs, never in production.
+var labelsOff bool
+
 // labelCall fills the flow fields of info for a call made now.
 func (r *run) labelCall(info *CallInfo) {
+	if labelsOff {
+		return
+	}
 	info.Label, info.Flow = r.flow.snapshot()
 }
 
@@ -105,8 +115,16 @@ func (m *resultMeta) get() map[string]any {
 	return m.meta
 }
 
-// withResultMeta returns ctx with a listener for the _meta a tool reports.
-func withResultMeta(ctx context.Context) (context.Context, *resultMeta) {
+// withResultMeta returns ctx with a listener for the _meta t reports, when
+// the policy honours t's result labels; otherwise ctx as is (most calls:
+// no allocation).
+func (r *run) withResultMeta(ctx context.Context, t *tools.Tool) (context.Context, *resultMeta) {
+	if labelsOff || r.caller != tools.Code {
+		return ctx, nil
+	}
+	if _, honour := r.b.sourceLabel(t); !honour {
+		return ctx, nil
+	}
 	m := new(resultMeta)
 	return tools.WithResultMeta(ctx, m.set), m
 }
@@ -116,6 +134,9 @@ func withResultMeta(ctx context.Context) (context.Context, *resultMeta) {
 // when the policy honours them for t. Unless the result is kept as an
 // opaque handle (join false), the label is joined into the run.
 func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta, join bool) policy.Label {
+	if labelsOff {
+		return policy.Label{}
+	}
 	l, honour := r.b.sourceLabel(t)
 	if honour && meta != nil {
 		if ml, ok := policy.ResultLabel(meta.get(), r.principal.ID); ok {
