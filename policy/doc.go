@@ -26,9 +26,18 @@
 //	    max_calls_per_run: 20        # per tool, per run
 //	    rate: {calls: 10, per: 1m}   # token bucket per principal and rule
 //	    require_approval: true       # a person must approve each call
+//	    approval_when: 'label.untrusted'  # optional: only calls for which
+//	                                 # this holds need the approval
 //	    log_args: true               # the arguments may be logged in clear
 //	    pin: true                    # list as a direct MCP tool even when the
 //	                                 # catalog is too large to list (Pinned)
+//	labels:                          # optional: information flow (below)
+//	  - name: inbound-mail           # optional
+//	    tools: [list_messages]       # names and globs; omitted: every tool
+//	    match: {source: github}      # optional, as in rules
+//	    integrity: untrusted         # trusted or untrusted
+//	    readers: [support@acme.example]  # or public
+//	    result_labels: true          # honour labels in results' _meta
 //
 // Keys are strict: an unknown key, a duplicate key, a bad glob, an unknown
 // caller or an expression that does not type-check is an error, reported as
@@ -86,15 +95,44 @@
 //	                                   the calls attempted before this one
 //	tool_meta     {read_only, destructive, idempotent, open_world bool,
 //	               source string}
+//	label         the label of the call's arguments: run.label joined
+//	              with the labels of opaque handles passed in them
+//	run.label     the join of the labels of every result the run has read
+//
+// A label in an expression is {integrity string ("trusted" or "untrusted"),
+// trusted, untrusted, public bool, readers []string ([] when public),
+// sources []string (the tools whose results raised it)}.
 //
 // For example:
 //
 //	when: 'args.amount <= 1000 && "finance" in principal.roles'
 //	when: 'caller == "direct" || run.calls_by_tool[tool] < 20'
 //
+//	when: 'label.public || all(args.to, # in label.readers)'   # CaMeL's send_email
+//	when: '!label.untrusted'                                   # on destructive tools
+//
 // A missing argument is nil, and comparing nil with a number is an
 // evaluation error: any evaluation error denies, with the error as the
 // reason. Guard optional arguments: 'args.limit == nil || args.limit <= 100'.
+//
+// # Information flow
+//
+// Each tool's results carry a Label: integrity (trusted or untrusted) and
+// confidentiality (the readers allowed to see them, or public). The first
+// entry of the labels section that selects a tool sets its label; a part
+// it leaves out, and a tool no entry selects, take DefaultLabel: untrusted
+// for a tool whose annotations say it reaches an open world and for every
+// upstream server's tool, trusted otherwise, public. With result_labels:
+// true, labels a tool attaches to a result (ResultLabel reads the shapes)
+// are joined in: they can make the label stricter, never weaker.
+//
+// The host (bindings) joins the label of every result a program reads into
+// its run's label (Run.Label) and lists the results that raised it
+// (Run.Flow); a rule whose `when` or approval_when reads label or
+// run.label names that flow when it denies or asks for approval
+// (Decision.Flow, in the reason and the message). Explicit data flow is
+// covered; implicit flows (a branch on untrusted data that changes which
+// call is made) and timing are not: see RATIONALE.md.
 //
 // # Security
 //
