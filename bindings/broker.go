@@ -766,6 +766,9 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 	}
 	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments: %s\n(policy rule %q requires approval)",
 		name, who, from, req.ArgsSummary, d.Rule)
+	if d.Flow != "" {
+		req.Message += "\nThe program has read data from: " + sandbox.Cap(d.Flow, 1024)
+	}
 	actx, cancel := context.WithTimeout(ctx, r.b.approval)
 	defer cancel()
 	ok, err := safeApprove(actx, r.approver, req)

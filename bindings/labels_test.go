@@ -146,3 +146,45 @@ func mk(name string, eff tools.Effects) *tools.Tool {
 	t.Effects = eff
 	return t
 }
+
+type recordingApprover struct{ msgs []string }
+
+func (a *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (bool, error) {
+	a.msgs = append(a.msgs, req.Message)
+	return true, nil
+}
+
+// approval_when asks a person only once the run has read untrusted data,
+// and the prompt names the flow.
+func TestApprovalWhenFlow(t *testing.T) {
+	c, err := policy.Parse("p.yaml", []byte(`version: 1
+rules:
+  - name: post
+    tools: [post]
+    require_approval: true
+    approval_when: 'run.label.untrusted'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audit bytes.Buffer
+	b := newBroker(t, BrokerConfig{Authorizer: NewPolicyAuthorizer(c), Audit: slog.New(slog.NewJSONHandler(&audit, nil))},
+		echo("post"), mk("web", tools.Effects{OpenWorld: true}))
+	r := newRun(b, sandbox.Limits{})
+	a := &recordingApprover{}
+	r.approver = a
+	ctx := context.Background()
+	if _, err := r.Call(ctx, "post", nil); err != nil || len(a.msgs) != 0 {
+		t.Fatalf("before untrusted data: %v, asked %d times", err, len(a.msgs))
+	}
+	if _, err := r.Call(ctx, "web", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Call(ctx, "post", nil); err != nil || len(a.msgs) != 1 ||
+		!strings.Contains(a.msgs[0], "The program has read data from: web (call 2, untrusted)") {
+		t.Fatalf("after untrusted data: %v, prompts %q", err, a.msgs)
+	}
+	if !strings.Contains(audit.String(), `"decision":"approved"`) || !strings.Contains(audit.String(), `"flow":"web (call 2, untrusted)"`) {
+		t.Errorf("audit:\n%s", audit.String())
+	}
+}

@@ -235,20 +235,6 @@ func (c *Checker) SourceLabel(tool string, meta ToolMeta) (Label, bool) {
 	return def, false
 }
 
-// HasLabels reports whether the policy has a labels section or a rule
-// whose condition reads a label.
-func (c *Checker) HasLabels() bool {
-	if len(c.labels) > 0 {
-		return true
-	}
-	for _, r := range c.rules {
-		if r.usesLabels {
-			return true
-		}
-	}
-	return false
-}
-
 // ResultLabel reads the label a tool attached to one result, from the
 // result's MCP _meta, in the shapes label-aware servers use:
 //
