@@ -129,6 +129,7 @@ Examples:
   echo 'return 1 + 1' | sandcall run -         # run a program, print its result
   sandcall demo                                # the expense-check demo
   sandcall demo market                         # the market-report demo
+  sandcall demo inbox                          # a prompt injection stopped by a flow rule
 
 Run 'sandcall COMMAND --help' for a command's flags and examples.
 `)

@@ -14,6 +14,7 @@ import (
 
 const policyUsage = `Usage: sandcall policy check FILE...
        sandcall policy explain --tool T --caller direct|code [--args JSON] [--principal ID] [--roles a,b] [--policy F] [--demo]
+                               [--read T1,T2] [--run-integrity trusted|untrusted] [--run-readers a,b]
        sandcall policy test FILE...
 
 check    compile policy files; problems are printed as file:line:col: message (exit 1)
@@ -25,6 +26,8 @@ Examples:
   sandcall policy explain --policy examples/policies/payments.yaml --tool send_payment --caller direct \
       --destructive --args '{"amount": 5000, "to": "ACME"}' --principal alice --roles finance
   sandcall policy explain --demo --tool get_expenses --caller direct
+  sandcall policy explain --policy examples/policies/flow.yaml --demo --tool delete_message --caller code \
+      --args '{"id": "M-1"}' --read list_messages
   sandcall policy test examples/policies/*_test.yaml
 `
 
