@@ -54,6 +54,9 @@ type CallInfo struct {
 	// results. Zero when no handle is passed.
 	ArgLabel policy.Label
 	ArgFlow  []policy.Source
+	// ArgLabels is, per top-level argument holding handles, the join of
+	// their labels (policy.Request.ArgLabels).
+	ArgLabels map[string]policy.Label
 }
 
 // Decision is an Authorizer's answer. Rule and Reason are recorded in the

@@ -397,7 +397,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		args = json.RawMessage("{}")
 	}
 	rec.args = args
-	args, argLabel, argFlow, herr := r.resolveHandles(t.Name, args)
+	args, hl, herr := r.resolveHandles(t.Name, args)
 	if herr != nil {
 		rec.decision = "invalid"
 		return nil, herr
@@ -414,7 +414,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	info.CallsByTool = maps.Clone(r.stats.ByTool)
 	r.mu.Unlock()
 	r.labelCall(info)
-	info.ArgLabel, info.ArgFlow = argLabel, argFlow
+	info.ArgLabel, info.ArgFlow, info.ArgLabels = hl.label, hl.sources, hl.byArg
 	d := r.b.authorize(ctx, info)
 	rec.rule = d.Rule
 	rec.logArgs = d.LogArgs

@@ -98,24 +98,32 @@ func (r *run) readHandle(args json.RawMessage) (json.RawMessage, *sandbox.Error)
 	return hd.value, nil
 }
 
+// handleLabels is what the handles in a call's arguments carry: the join
+// of their labels, their sources, and the join per top-level argument.
+type handleLabels struct {
+	label   policy.Label
+	sources []policy.Source
+	byArg   map[string]policy.Label
+}
+
 // resolveHandles replaces every handle object in args by its value, and
-// returns the join of their labels and their sources. Arguments without
-// the "$handle" key are returned as they are, unparsed.
-func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage, policy.Label, []policy.Source, *sandbox.Error) {
-	var l policy.Label
+// returns their labels. Arguments without the "$handle" key are returned
+// as they are, unparsed.
+func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage, handleLabels, *sandbox.Error) {
+	var hl handleLabels
 	if !bytes.Contains(args, []byte(`"`+handleKey+`"`)) {
-		return args, l, nil, nil
+		return args, hl, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
-		return args, l, nil, nil // validation reports it
+		return args, hl, nil // validation reports it
 	}
-	var srcs []policy.Source
 	var bad *sandbox.Error
-	var walk func(x any) any
-	walk = func(x any) any {
+	// walk replaces the handles under x and joins their labels into *l.
+	var walk func(x any, l *policy.Label) any
+	walk = func(x any, l *policy.Label) any {
 		switch t := x.(type) {
 		case map[string]any:
 			if id, ok := t[handleKey].(string); ok && len(t) == 1 {
@@ -126,31 +134,45 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 					}
 					return x
 				}
-				l = l.Join(hd.src.Label)
-				if !hd.src.Label.IsZero() && len(srcs) < policy.MaxSources {
-					srcs = append(srcs, hd.src)
+				*l = l.Join(hd.src.Label)
+				if !hd.src.Label.IsZero() && len(hl.sources) < policy.MaxSources {
+					hl.sources = append(hl.sources, hd.src)
 				}
 				return hd.value
 			}
 			for k, e := range t {
-				t[k] = walk(e)
+				t[k] = walk(e, l)
 			}
 		case []any:
 			for i, e := range t {
-				t[i] = walk(e)
+				t[i] = walk(e, l)
 			}
 		}
 		return x
 	}
-	v = walk(v)
+	if obj, ok := v.(map[string]any); ok {
+		for k, e := range obj {
+			var l policy.Label
+			obj[k] = walk(e, &l)
+			if !l.IsZero() {
+				if hl.byArg == nil {
+					hl.byArg = make(map[string]policy.Label)
+				}
+				hl.byArg[k] = l
+				hl.label = hl.label.Join(l)
+			}
+		}
+	} else {
+		v = walk(v, &hl.label)
+	}
 	if bad != nil {
-		return nil, l, nil, bad
+		return nil, hl, bad
 	}
 	out, err := sandbox.MarshalJSON(v)
 	if err != nil {
-		return nil, l, nil, &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Message: "the arguments could not be rebuilt with the handles' values"}
+		return nil, hl, &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Message: "the arguments could not be rebuilt with the handles' values"}
 	}
-	return out, l, srcs, nil
+	return out, hl, nil
 }
 
 // handleCall takes the handle forms of a call apart: a name with

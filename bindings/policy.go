@@ -60,6 +60,7 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 			Label: c.Label, Flow: c.Flow},
 		Label:        c.ArgLabel,
 		LabelSources: c.ArgFlow,
+		ArgLabels:    c.ArgLabels,
 	}
 	pd := a.checker.Decide(&req)
 	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,

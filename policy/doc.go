@@ -98,6 +98,8 @@
 //	label         the label of the call's arguments: run.label joined
 //	              with the labels of opaque handles passed in them
 //	run.label     the join of the labels of every result the run has read
+//	arg_labels    map[string]label: each top-level argument's label,
+//	              run.label joined with the handles that argument holds
 //
 // A label in an expression is {integrity string ("trusted" or "untrusted"),
 // trusted, untrusted, public bool, readers []string ([] when public),

@@ -23,6 +23,9 @@ type env struct {
 	ToolMeta  envMeta        `expr:"tool_meta"`
 	// Label is the label of the call's arguments (see Request.Label).
 	Label envLabel `expr:"label"`
+	// ArgLabels is the label of each top-level argument (see
+	// Request.ArgLabels); empty unless the expression reads it.
+	ArgLabels map[string]envLabel `expr:"arg_labels"`
 }
 
 type envPrincipal struct {
@@ -174,16 +177,22 @@ func (r *rule) evalProgram(prog *vm.Program, usesArgs bool, req *Request) (bool,
 	} else {
 		e.Run.Label, e.Label = emptyEnvLabel, emptyEnvLabel
 	}
-	if usesArgs {
+	if usesArgs || r.usesArgLabels {
 		keys := r.argKeys
-		if prog != r.when {
-			keys = nil // approval_when reads what it reads
+		if prog != r.when || r.usesArgLabels {
+			keys = nil // approval_when and arg_labels read every argument
 		}
 		args, err := decodeArgs(req.Args, keys)
 		if err != nil {
 			return false, err
 		}
 		e.Args = args
+		if r.usesArgLabels {
+			e.ArgLabels = argLabels(req, args)
+		}
+	}
+	if e.ArgLabels == nil {
+		e.ArgLabels = map[string]envLabel{}
 	}
 	m := vms.Get().(*vm.VM)
 	out, err := m.Run(prog, &e)

@@ -429,6 +429,21 @@ type envLabel struct {
 	Sources   []string `expr:"sources"`
 }
 
+// argLabels is arg_labels: for each top-level argument, Run.Label joined
+// with the labels of the handles it holds.
+func argLabels(req *Request, args map[string]any) map[string]envLabel {
+	out := make(map[string]envLabel, len(args))
+	for k := range args {
+		l, ok := req.ArgLabels[k]
+		if !ok {
+			out[k] = newEnvLabel(req.Run.Label, req.Run.Flow)
+			continue
+		}
+		out[k] = newEnvLabel(req.Run.Label.Join(l), flowOf(req))
+	}
+	return out
+}
+
 var emptyEnvLabel = envLabel{Integrity: "trusted", Trusted: true, Public: true, Readers: []string{}, Sources: []string{}}
 
 func newEnvLabel(l Label, sources []Source) envLabel {
@@ -445,22 +460,25 @@ func newEnvLabel(l Label, sources []Source) envLabel {
 	return e
 }
 
-// readsLabels reports whether a compiled expression reads label or
-// run.label.
-func readsLabels(prog *vm.Program) bool {
+// readsLabels reports whether a compiled expression reads label,
+// run.label or arg_labels, and whether it reads arg_labels.
+func readsLabels(prog *vm.Program) (labels, args bool) {
 	root := prog.Node()
 	var v labelWalker
 	ast.Walk(&root, &v)
-	return v.found
+	return v.found, v.args
 }
 
-type labelWalker struct{ found bool }
+type labelWalker struct{ found, args bool }
 
 func (w *labelWalker) Visit(n *ast.Node) {
 	switch x := (*n).(type) {
 	case *ast.IdentifierNode:
-		if x.Value == "label" {
+		switch x.Value {
+		case "label":
 			w.found = true
+		case "arg_labels":
+			w.found, w.args = true, true
 		}
 	case *ast.MemberNode:
 		id, ok1 := x.Node.(*ast.IdentifierNode)
@@ -488,8 +506,8 @@ func compileApprovalWhen(ps *problems, r *rule, approval bool, w *located[string
 			return
 		}
 		r.approvalWhen, r.approvalWhenSrc, r.approvalArgs = prog, w.v, usesArgs
-		if readsLabels(prog) {
-			r.usesLabels = true
-		}
+		l, a := readsLabels(prog)
+		r.usesLabels = r.usesLabels || l
+		r.usesArgLabels = r.usesArgLabels || a
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -223,4 +224,33 @@ func FuzzResultLabel(f *testing.F) {
 			t.Fatalf("%d readers", len(l.Readers))
 		}
 	})
+}
+
+func TestSuiteArgLabels(t *testing.T) {
+	dir := t.TempDir()
+	pol := dir + "/p.yaml"
+	suite := dir + "/p_test.yaml"
+	writeFile(t, pol, "version: 1\nrules: [{name: r, tools: [mail], when: '!arg_labels.to.untrusted'}]\n")
+	writeFile(t, suite, `policy: p.yaml
+cases:
+  - {name: untrusted body, tool: mail, caller: code, args: {to: [a], body: x}, arg_labels: {body: {integrity: untrusted}}, expect: allow}
+  - {name: untrusted to, tool: mail, caller: code, args: {to: [a], body: x}, arg_labels: {to: {integrity: untrusted, sources: [web]}}, expect: deny}
+  - {name: untrusted run, tool: mail, caller: code, args: {to: [a], body: x}, run: {label: {integrity: untrusted}}, expect: deny}
+`)
+	s, err := LoadSuite(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Run() {
+		if !r.Pass {
+			t.Errorf("%s: %s (%s)", r.Case.Name, r.Why, r.Got.Reason)
+		}
+	}
+}
+
+func writeFile(t *testing.T, name, s string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

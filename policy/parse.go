@@ -357,7 +357,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 					ps.at(p, "%s: when: %s", r.id, msg)
 				} else {
 					r.when, r.whenArgs, r.argKeys = prog, usesArgs, keys
-					r.usesLabels = readsLabels(prog)
+					r.usesLabels, r.usesArgLabels = readsLabels(prog)
 				}
 			}
 		}

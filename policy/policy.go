@@ -59,6 +59,10 @@ type Request struct {
 	// LabelSources are the results that raised Label beyond Run.Label
 	// (opaque handles passed as arguments), for the flow a denial names.
 	LabelSources []Source
+	// ArgLabels is, for each top-level argument holding opaque handles,
+	// the join of their labels; an argument not in it carries Run.Label
+	// only (arg_labels in a rule joins Run.Label into each).
+	ArgLabels map[string]Label
 }
 
 // ToolMeta is a tool's metadata (MCP tool annotations and origin).
@@ -217,7 +221,8 @@ type rule struct {
 	logArgs       bool
 	pin           bool // served directly even in a large catalog (Pinned)
 
-	usesLabels bool // when or approval_when reads label or run.label
+	usesLabels    bool // when or approval_when reads label, run.label or arg_labels
+	usesArgLabels bool // ... arg_labels
 	// approvalWhen, if set, limits require_approval to the calls for
 	// which it is true.
 	approvalWhen    *vm.Program

@@ -31,6 +31,7 @@ import (
 //	                  sources: [list_messages]}}  # what the run has read
 //	    label: {integrity: untrusted}   # optional: the arguments' own label
 //	                                    # (opaque handles), joined with run.label
+//	    arg_labels: {body: {integrity: untrusted}}  # optional: per argument
 //	    at: 30s                     # clock offset from the suite's start
 //	    expect: allow               # allow or deny
 //	    rule: expense-reads         # optional: the deciding rule
@@ -74,24 +75,25 @@ type rawSuite struct {
 }
 
 type rawCase struct {
-	Name               string        `yaml:"name"`
-	Tool               string        `yaml:"tool"`
-	Caller             string        `yaml:"caller"`
-	Args               any           `yaml:"args"`
-	Principal          string        `yaml:"principal"`
-	Roles              []string      `yaml:"roles"`
-	ReadOnly           bool          `yaml:"read_only"`
-	Destructive        bool          `yaml:"destructive"`
-	Idempotent         bool          `yaml:"idempotent"`
-	OpenWorld          bool          `yaml:"open_world"`
-	Source             string        `yaml:"source"`
-	ToolAllowedCallers []string      `yaml:"tool_allowed_callers"`
-	Run                *rawRun       `yaml:"run"`
-	At                 time.Duration `yaml:"at"`
-	Expect             string        `yaml:"expect"`
-	Rule               string        `yaml:"rule"`
-	RequireApproval    *bool         `yaml:"require_approval"`
-	Label              *rawCaseLabel `yaml:"label"`
+	Name               string                   `yaml:"name"`
+	Tool               string                   `yaml:"tool"`
+	Caller             string                   `yaml:"caller"`
+	Args               any                      `yaml:"args"`
+	Principal          string                   `yaml:"principal"`
+	Roles              []string                 `yaml:"roles"`
+	ReadOnly           bool                     `yaml:"read_only"`
+	Destructive        bool                     `yaml:"destructive"`
+	Idempotent         bool                     `yaml:"idempotent"`
+	OpenWorld          bool                     `yaml:"open_world"`
+	Source             string                   `yaml:"source"`
+	ToolAllowedCallers []string                 `yaml:"tool_allowed_callers"`
+	Run                *rawRun                  `yaml:"run"`
+	At                 time.Duration            `yaml:"at"`
+	Expect             string                   `yaml:"expect"`
+	Rule               string                   `yaml:"rule"`
+	RequireApproval    *bool                    `yaml:"require_approval"`
+	Label              *rawCaseLabel            `yaml:"label"`
+	ArgLabels          map[string]*rawCaseLabel `yaml:"arg_labels"`
 }
 
 // rawCaseLabel is a label in a test case. readers: omitted or "public" is
@@ -236,6 +238,21 @@ func LoadSuite(path string) (*Suite, error) {
 				ps.at(where, "%s: %v", c.Name, err)
 			}
 			req.Label, req.LabelSources = l, srcs
+		}
+		for k, rl := range rc.ArgLabels {
+			if rl == nil {
+				continue
+			}
+			l, srcs, err := rl.compile()
+			if err != nil {
+				ps.at(where, "%s: arg_labels.%s: %v", c.Name, k, err)
+			}
+			if req.ArgLabels == nil {
+				req.ArgLabels = map[string]Label{}
+			}
+			req.ArgLabels[k] = l
+			req.Label = req.Label.Join(l)
+			req.LabelSources = append(req.LabelSources, srcs...)
 		}
 		c.Request = req
 		s.Cases = append(s.Cases, c)
