@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -374,8 +375,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	if !req.WholeResult {
 		cutLogs(res, lim.MaxLogBytes)
 	}
-	res.Meta = LabelMeta(h.Label())
-	r.auditRun(res, h.principal)
+	label, sources := h.Label()
+	res.Meta = LabelMeta(label, sources)
+	r.auditRun(res, h.principal, label)
 	return res
 }
 
@@ -533,7 +535,7 @@ func (r *Runner) accepts(l sandbox.Language) bool {
 	return false
 }
 
-func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
+func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label) {
 	code := ""
 	if res.Error != nil {
 		code = string(res.Error.Code)
@@ -562,6 +564,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal) {
 		slog.Int("calls", res.Calls.Total),
 		slog.String("tier", res.Tier),
 		slog.Int("result_bytes", max(len(res.Result), len(res.Whole))),
+		slog.String("label", label.String()),
 	)
 }
 

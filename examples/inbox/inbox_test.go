@@ -122,6 +122,9 @@ func TestFlowRuleStopsExfiltration(t *testing.T) {
 	if denied["rule"] != "no-exfiltration" || !strings.Contains(denied["flow"].(string), "list_messages (call 1, untrusted)") {
 		t.Errorf("audit record of the denial = %v", denied)
 	}
+	if !strings.Contains(audit, `"label":"untrusted, readers [support@acme.example]"`) {
+		t.Errorf("the run's audit record lacks its label:\n%s", audit)
+	}
 	sl := res.Meta["security_label"].(map[string]any)
 	if sl["integrity"] != "untrusted" || res.Meta["untrusted"] != true || res.Meta["sensitive"] != true {
 		t.Errorf("result label = %v", res.Meta)
