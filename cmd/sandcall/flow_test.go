@@ -135,6 +135,13 @@ func TestFlowRedTeamWasm(t *testing.T) {
 			t.Errorf("%s clean: %+v %s", tc.mode, r.Error, r.Result)
 		}
 	}
+	// Opaque handles through the ABI: the delete before the handle is read
+	// goes through, the one after is denied naming the inbox.
+	r := runFlow(t, "--demo-inbox", "injected", "--lang", "wasm", "--timeout", "60s", "--input", `"handle"`, "--policy", flowPolicy, mod)
+	if !r.OK || !strings.Contains(string(r.Result), `"rule":"no-untrusted-destruction"`) ||
+		!strings.Contains(string(r.Result), "list_messages (call 1, untrusted)") || r.Calls.Denied != 1 {
+		t.Errorf("handles from wasm: %+v %s", r.Error, r.Result)
+	}
 }
 
 // TestFlowMaliciousUpstream: an upstream MCP server (the official

@@ -8,6 +8,11 @@
 // it made succeeded, or {"denied": {code, rule, message}} for the first
 // call the broker refused.
 //
+// Input "handle" exercises opaque handles through the ABI, with no engine
+// support: it holds the inbox as a handle ("$opaque:list_messages"),
+// deletes message M-2 (the run is still trusted), reads the handle
+// ("$read") and deletes M-1 (now denied).
+//
 // Build (the test does): GOOS=wasip1 GOARCH=wasm go build -o guest.wasm .
 package main
 
@@ -48,6 +53,9 @@ func run() error {
 	if err := wasmguest.Input(&mode); err != nil {
 		return err
 	}
+	if mode == "handle" {
+		return handles()
+	}
 	var msgs []message
 	if err := wasmguest.Call("list_messages", map[string]any{}, &msgs); err != nil {
 		return err
@@ -77,4 +85,22 @@ func run() error {
 		}
 	}
 	return wasmguest.Return(map[string]int{"acted": acted})
+}
+
+func handles() error {
+	var h map[string]string
+	if err := wasmguest.Call("$opaque:list_messages", map[string]any{}, &h); err != nil {
+		return err
+	}
+	if err := wasmguest.Call("delete_message", map[string]any{"id": "M-2"}, nil); err != nil {
+		return err
+	}
+	var msgs []message
+	if err := wasmguest.Call("$read", h, &msgs); err != nil {
+		return err
+	}
+	if err := wasmguest.Call("delete_message", map[string]any{"id": "M-1"}, nil); err != nil {
+		return err
+	}
+	return wasmguest.Return(map[string]int{"acted": 2, "messages": len(msgs)})
 }
