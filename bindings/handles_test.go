@@ -142,6 +142,16 @@ func TestHandlesPerRun(t *testing.T) {
 	if _, err := b.CallDirect(context.Background(), LocalPrincipal, sandbox.OpaquePrefix+"a", nil); code(err) != sandbox.EToolUnknown {
 		t.Errorf("direct opaque call: %v", err)
 	}
+	// A run holds at most MaxHandles handles.
+	r3 := newRun(b, sandbox.Limits{MaxCalls: MaxHandles + 10})
+	for i := 1; i <= MaxHandles; i++ {
+		if _, err := r3.Call(context.Background(), sandbox.OpaquePrefix+"a", nil); err != nil {
+			t.Fatalf("handle %d: %v", i, err)
+		}
+	}
+	if _, err := r3.Call(context.Background(), sandbox.OpaquePrefix+"a", nil); code(err) != sandbox.EOutputLimit {
+		t.Errorf("handle %d: %v", MaxHandles+1, err)
+	}
 }
 
 // TestArgLabels: FIDES's pattern — an untrusted page goes, as a handle, into
