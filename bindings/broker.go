@@ -261,7 +261,8 @@ type run struct {
 	approver  Approver
 	tier      string
 
-	seq  atomic.Int64
+	seq atomic.Int64
+
 	flow runFlow // information-flow label of what the program read (labels.go)
 
 	mu      sync.Mutex // guards stats, notes, meta, dropped
