@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -84,5 +93,210 @@ func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
 	}
 	if code != 0 {
 		t.Errorf("followRedirects: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// hostileAnswer serves MCP over streamable HTTP, except that it answers
+// tools/call with a JSON body that never ends: it writes until the client
+// closes the connection or 1 GiB has gone out.
+func hostileAnswer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var sent atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newUpstream() }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if m.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"`)
+		chunk := bytes.Repeat([]byte("A"), 1<<20)
+		for sent.Load() < 1<<30 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}]}}`)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &sent
+}
+
+// procKB reads a "VmRSS"/"VmHWM" line of /proc/pid/status, in KiB.
+func procKB(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestUpstreamHugeAnswerBounded: a hostile HTTP upstream answers a call
+// with 1 GiB; the serving binary's peak RSS stays within 64 MiB of its
+// baseline and the caller gets an error, not a crash.
+func TestUpstreamHugeAnswerBounded(t *testing.T) {
+	ts, sent := hostileAnswer(t)
+	dir := t.TempDir()
+	writeServers(t, dir, map[string]any{"type": "http", "url": ts.URL, "timeout": "60s"})
+	cmd := exec.Command(bin, "serve", "--isolation", "inprocess")
+	cmd.Dir = dir
+	cmd.Env = testEnv()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer func() { cs.Close(); kill(cmd) }()
+	waitListed(t, cs, changed, "up_echo", true, stderr)
+	pid := cmd.Process.Pid
+	base := procKB(t, pid, "VmRSS")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up_echo", Arguments: map[string]any{"msg": "hi"}})
+	if err == nil && !res.IsError {
+		t.Errorf("a 1 GiB answer was accepted")
+	}
+	peak := procKB(t, pid, "VmHWM")
+	t.Logf("baseline RSS %d MiB, peak %d MiB, upstream sent %d MiB", base>>10, peak>>10, sent.Load()>>20)
+	if peak-base > 64<<10 {
+		t.Errorf("peak RSS %d MiB is %d MiB over the baseline %d MiB; want at most 64", peak>>10, (peak-base)>>10, base>>10)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("the server did not survive: %v\n%s", err, stderr.String())
+	}
+}
+
+// writeFile writes src to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rawStatus reads the status line of an HTTP answer on c, waiting at most
+// a minute (a generous bound: the server is expected to answer in about a
+// second).
+func rawStatus(t *testing.T, c net.Conn) string {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "no answer: " + err.Error()
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestServeSlowBody: a request body sent a byte at a time (slowloris) is
+// cut off with 408 after http.body_timeout; the connection does not stay
+// held.
+func TestServeSlowBody(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {body_timeout: 1s}\n")
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{", host)
+	if got := rawStatus(t, c); !strings.Contains(got, " 408 ") {
+		t.Errorf("a trickled body: %q, want 408", got)
+	}
+}
+
+// TestServeConnectionLimit: past http.max_connections open connections, one
+// more is answered 503 with Retry-After at once.
+func TestServeConnectionLimit(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {max_connections: 2}\n")
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if got := rawStatus(t, conns[2]); !strings.Contains(got, " 503 ") {
+		t.Errorf("a third connection with max_connections 2: %q, want 503", got)
+	}
+}
+
+// TestServeRateLimit: each principal has its own token bucket; past its
+// burst a principal's requests get 429 with Retry-After while another
+// principal's still pass.
+func TestServeRateLimit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
+http: {rate_limit: {per_second: 0.01, burst: 3}}
+auth:
+  tokens:
+    - sha256: `+hashOf(t, "alice-secret-token")+`
+      principal: alice
+    - sha256: `+hashOf(t, "bob-secret-token")+`
+      principal: bob
+`)
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	post := func(tok string) *http.Response {
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 3 {
+		if r := post("alice-secret-token"); r.StatusCode != http.StatusOK {
+			t.Fatalf("alice's request %d within the burst: %d", i+1, r.StatusCode)
+		}
+	}
+	r := post("alice-secret-token")
+	if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("alice's 4th request: %d, Retry-After %q; want 429 with Retry-After", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if r := post("bob-secret-token"); r.StatusCode != http.StatusOK {
+		t.Errorf("bob, while alice is limited: %d", r.StatusCode)
 	}
 }

@@ -71,6 +71,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		scfg.Metrics = c.metrics
+		scfg.RateLimit = c.cfg.HTTP.rateLimiter()
 	}
 	srv, err := mcpserver.New(scfg)
 	if err != nil {
@@ -85,7 +86,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
 	if *addr != "" {
-		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), log)
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, log)
 	}
 	return serveStdio(ctx, e, srv)
 }
@@ -166,7 +167,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP at addr until ctx is done.
-func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, log interface {
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *httpConfig, log interface {
 	Warn(string, ...any)
 }) int {
 	host, _, err := net.SplitHostPort(addr)
@@ -196,9 +197,11 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 		fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
 		return exitFailure
 	}
+	ln = &connLimit{Listener: ln, n: lim.MaxConnections}
 	hs := &http.Server{
-		Handler:           srv.HTTPHandler(),
+		Handler:           bodyDeadline(srv.HTTPHandler(), lim.bodyTimeout, srv.MaxRequestBytes()),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
 	fmt.Fprintf(e.stderr, "listening on http://%s%s\n", ln.Addr().String(), mcpserver.HTTPPath)

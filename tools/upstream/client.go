@@ -448,6 +448,9 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 			// Go's transport errors quote the server's URL, with any
 			// secret in its path or query.
 			msg := fmt.Sprintf("upstream server %q: %s", c.Server.Name, CleanText(redactURLs(err.Error()), maxErrorBytes))
+			if strings.Contains(err.Error(), ErrResponseTooLarge.Error()) {
+				return nil, tools.Failed(msg, "ask the tool for less (a filter, a smaller page): answers over 16 MiB are cut off")
+			}
 			if answered(err) {
 				return nil, tools.Failed(msg, "the upstream server answered with this error; retrying the same call fails the same way: check the arguments against the tool's schema")
 			}
