@@ -112,8 +112,8 @@ func redactValue(v any) any {
 }
 
 // RedactHandler wraps a slog.Handler so that no record it writes carries a
-// well-known secret shape: the message and every string attribute go
-// through Redact. sandcall's audit trail and logs are written through it.
+// well-known secret shape, nor a character a person reading it cannot see:
+// the message and every string attribute go through Redact and Visible. sandcall's audit trail and logs are written through it.
 type RedactHandler struct{ h slog.Handler }
 
 var _ slog.Handler = RedactHandler{}
@@ -126,7 +126,7 @@ func (r RedactHandler) Enabled(ctx context.Context, l slog.Level) bool { return 
 
 // Handle implements slog.Handler.
 func (r RedactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, Visible(Redact(rec.Message)), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
@@ -150,7 +150,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, Redact(v.String()))
+		return slog.String(a.Key, Visible(Redact(v.String())))
 	case slog.KindGroup:
 		g := v.Group()
 		c := make([]slog.Attr, len(g))
@@ -160,9 +160,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(c...)}
 	case slog.KindAny:
 		if e, ok := v.Any().(error); ok {
-			return slog.String(a.Key, Redact(e.Error()))
+			return slog.String(a.Key, Visible(Redact(e.Error())))
 		}
-		return slog.String(a.Key, Redact(v.String()))
+		return slog.String(a.Key, Visible(Redact(v.String())))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
