@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -365,5 +367,77 @@ rules:
 	}
 	if !found {
 		t.Errorf("no audit record of the call:\n%s", data)
+	}
+}
+
+// tokenClient connects a go-sdk client to url with a bearer token.
+func tokenClient(t *testing.T, ctx context.Context, url, tok string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// runOutcome calls run_code and returns ok, the result and the error's code
+// and message.
+func runOutcome(t *testing.T, ctx context.Context, cs *mcp.ClientSession, args map[string]any) (ok bool, result, code, msg string) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct{ Code, Message string }
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		code, msg = r.Error.Code, r.Error.Message
+	}
+	return r.OK, string(r.Result), code, msg
+}
+
+// TestWasmModuleBoundToPrincipal: over HTTP with two tokens, a module one
+// principal sent runs by its hash for that principal only; for the other it
+// is the same error as a hash nobody ever sent.
+func TestWasmModuleBoundToPrincipal(t *testing.T) {
+	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm") // calls ping({n: 41})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := fmt.Sprintf("%x", sha256.Sum256(mod))
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", `version: 1
+auth:
+  tokens:
+    - sha256: `+hashOf(t, "alice-secret-token")+`
+      principal: alice
+    - sha256: `+hashOf(t, "bob-secret-token")+`
+      principal: bob
+`)
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	alice, bob := tokenClient(t, ctx, u, "alice-secret-token"), tokenClient(t, ctx, u, "bob-secret-token")
+	if ok, res, code, msg := runOutcome(t, ctx, alice, map[string]any{"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod)}); !ok || res != "42" {
+		t.Fatalf("alice sends the module: ok %v, result %s, %s %s", ok, res, code, msg)
+	}
+	if ok, res, code, msg := runOutcome(t, ctx, alice, map[string]any{"language": "wasm", "module_sha256": sha}); !ok || res != "42" {
+		t.Fatalf("alice runs it by hash: ok %v, result %s, %s %s", ok, res, code, msg)
+	}
+	ok, res, code, msg := runOutcome(t, ctx, bob, map[string]any{"language": "wasm", "module_sha256": sha})
+	if ok || code != "E_MODULE_INVALID" {
+		t.Errorf("bob ran alice's module by its hash: ok %v, result %s, code %s", ok, res, code)
+	}
+	_, _, code2, msg2 := runOutcome(t, ctx, bob, map[string]any{"language": "wasm", "module_sha256": strings.Repeat("0", 64)})
+	if code2 != code || msg2 != msg {
+		t.Errorf("another's module (%s %q) and a never-sent one (%s %q) answer differently: a presence oracle", code, msg, code2, msg2)
 	}
 }
