@@ -441,3 +441,18 @@ auth:
 		t.Errorf("another's module (%s %q) and a never-sent one (%s %q) answer differently: a presence oracle", code, msg, code2, msg2)
 	}
 }
+
+// TestEmptyToolNameBothTiers: tools.call("") is an unknown tool in both
+// tiers, not a crashed worker, and the run goes on.
+func TestEmptyToolNameBothTiers(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.js")
+	if err := os.WriteFile(prog, []byte(`let code; try { await tools.call("", {}) } catch (e) { code = e.code } return [code, await tools.ping({n: 1})]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tier := range []string{"process", "inprocess"} {
+		out, errOut, code := sandcall(t, "", "run", "--demo", "--json", "--isolation", tier, prog)
+		if code != 0 || !strings.Contains(out, `"result":["E_TOOL_UNKNOWN",2]`) {
+			t.Errorf("%s tier: exit %d\n%s%s", tier, code, out, errOut)
+		}
+	}
+}
