@@ -353,6 +353,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 				c.Hint = sandbox.Cap(c.Hint, sandbox.MaxMessageBytes)
 				e = &c
 			}
+			e = redactError(e)
 			res, err = nil, e
 		}
 		rec.err = e

@@ -32,10 +32,20 @@ var (
 	jsonPair   = regexp.MustCompile(`^("[^"]*"\s*:\s*)"`)
 )
 
-// Redact replaces every well-known secret shape in s with [REDACTED],
+// Redact replaces every well-known secret shape in s (secretShapes, and AWS
+// secret access keys: 40 characters of [A-Za-z0-9/+] mixing upper- and
+// lower-case letters and digits) with [REDACTED],
 // keeping enough context to read the line: "Bearer [REDACTED]",
 // "password=[REDACTED]", "\"token\": \"[REDACTED]\"".
 func Redact(s string) string {
+	if len(s) >= 40 {
+		s = awsSecretShape.ReplaceAllStringFunc(s, func(m string) string {
+			if awsSecret(m) {
+				return Redacted
+			}
+			return m
+		})
+	}
 	if !maybeSecret(s) {
 		return s
 	}
@@ -51,6 +61,29 @@ func Redact(s string) string {
 		}
 		return Redacted
 	})
+}
+
+// awsSecretShape finds runs of the alphabet of an AWS secret access key;
+// awsSecret keeps those that are one: exactly 40 characters with upper- and
+// lower-case letters and digits (a hex digest, all lower case, is not).
+var awsSecretShape = regexp.MustCompile(`[A-Za-z0-9/+]{40,}`)
+
+func awsSecret(m string) bool {
+	if len(m) != 40 {
+		return false
+	}
+	var up, low, digit bool
+	for i := 0; i < len(m); i++ {
+		switch c := m[i]; {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= '0' && c <= '9':
+			digit = true
+		}
+	}
+	return up && low && digit
 }
 
 // maybeSecret is a cheap pre-filter: most strings hold none of the
@@ -69,7 +102,7 @@ func maybeSecret(s string) bool {
 }
 
 // secretKey matches object keys whose values are secrets, whatever the value.
-var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|api_?key|apikey|authorization|private_?key|credentials?)$`)
+var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret)|(token|api_?key|apikey|access_?key|authorization|private_?key|credentials?)$`)
 
 // RedactJSON returns raw with the value of every key that names a secret
 // (password, token, secret, api_key, ...) replaced by "[REDACTED]" and every

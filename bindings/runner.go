@@ -338,7 +338,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		DurationMS: ms(time.Since(start)),
 		RunID:      id,
 		Tier:       r.tier,
-		Error:      out.Err,
+		Error:      redactError(out.Err),
 	}
 	// JSON text is UTF-8 (RFC 8259), and the engines' checks (json.Valid,
 	// json.Compact) do not look inside strings: a WebAssembly guest or a

@@ -456,3 +456,35 @@ func TestEmptyToolNameBothTiers(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNeverEchoed: a validation error does not repeat a secret-shaped
+// argument to the caller, and with log_args an AWS secret access key in an
+// argument is redacted in the audit record.
+func TestSecretsNeverEchoed(t *testing.T) {
+	dir := t.TempDir()
+	const sk = "sk-live-0123456789abcdefABCDEF"
+	const aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	pol := writeFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {name: news, tools: [search_news], log_args: true}\n")
+	audit := filepath.Join(dir, "audit.jsonl")
+	prog := writeFile(t, dir, "p.js", `let msg = ""
+try { await tools.ping({n: "`+sk+`"}) } catch (e) { msg = e.code + ": " + e.message + " " + e.hint }
+await tools.search_news({query: "keys `+aws+`"})
+return msg`)
+	out, errOut, code := sandcall(t, "", "run", "--demo", "--json", "--policy", pol, "--audit", audit, prog)
+	if code != 0 || !strings.Contains(out, "E_TOOL_ARGS") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "sk-live") {
+		t.Errorf("the validation message repeats the secret:\n%s", out)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), aws) || strings.Contains(string(data), "sk-live") {
+		t.Errorf("the audit records carry a secret:\n%s", data)
+	}
+	if !strings.Contains(string(data), `"args":"{\"query\":\"keys [REDACTED]\"}"`) {
+		t.Errorf("no audit record with the redacted args:\n%s", data)
+	}
+}
