@@ -488,3 +488,21 @@ return msg`)
 		t.Errorf("no audit record with the redacted args:\n%s", data)
 	}
 }
+
+// TestDeniedCallerLearnsNoSchema: a call the policy denies is E_TOOL_DENIED
+// even with invalid arguments; its message says nothing of the tool's
+// argument types (authorization runs before validation).
+func TestDeniedCallerLearnsNoSchema(t *testing.T) {
+	dir := t.TempDir()
+	pol := writeFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {name: no-ping, tools: [ping], when: 'principal.id == \"admin\"', message: ping is for admins}\n")
+	prog := writeFile(t, dir, "p.js", `try { await tools.ping({n: "not a number", extra: 1}) } catch (e) { return [e.code, e.message, e.hint || ""] }`)
+	out, errOut, code := sandcall(t, "", "run", "--demo", "--json", "--policy", pol, prog)
+	if code != 0 || !strings.Contains(out, `"result":["E_TOOL_DENIED"`) {
+		t.Errorf("a denied call with invalid arguments: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, leak := range []string{"integer", "number", "extra", "/n"} {
+		if strings.Contains(strings.SplitN(out, `"result":`, 2)[1], leak) {
+			t.Errorf("the denial mentions %q:\n%s", leak, out)
+		}
+	}
+}
