@@ -574,3 +574,33 @@ return r`)
 	}
 	run(`["E_TOOL_UNKNOWN","E_TOOL_UNKNOWN"]`)
 }
+
+// TestServeChallengeResourceMetadata: with bearer tokens, a 401 carries
+// RFC 9728's resource_metadata, and that document names /mcp as the
+// protected resource.
+func TestServeChallengeResourceMetadata(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nauth:\n  tokens:\n    - sha256: "+hashOf(t, "alice-secret-token")+"\n      principal: alice\n")
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	resp, err := http.Post(u, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ch := resp.Header.Get("WWW-Authenticate")
+	want := strings.TrimSuffix(u, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, `resource_metadata="`+want+`"`) {
+		t.Fatalf("401 challenge %q (status %d); want resource_metadata=%q", ch, resp.StatusCode, want)
+	}
+	resp, err = http.Get(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var prm struct {
+		Resource string   `json:"resource"`
+		Methods  []string `json:"bearer_methods_supported"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&prm); err != nil || resp.StatusCode != http.StatusOK || prm.Resource != u {
+		t.Errorf("metadata: status %d, %+v, %v; want resource %s", resp.StatusCode, prm, err, u)
+	}
+}

@@ -64,6 +64,7 @@ func (s *Server) HTTPHandler() http.Handler {
 		if metrics != nil {
 			metrics = s.tokens.requireToken(metrics)
 		}
+		mux.HandleFunc("GET "+prmPath, resourceMetadata)
 	}
 	mux.Handle(HTTPPath, mcpH)
 	if metrics != nil {
