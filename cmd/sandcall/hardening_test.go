@@ -604,3 +604,91 @@ func TestServeChallengeResourceMetadata(t *testing.T) {
 		t.Errorf("metadata: status %d, %+v, %v; want resource %s", resp.StatusCode, prm, err, u)
 	}
 }
+
+// TestCancelledRequestNotAnswered: over stdio, a run_code request the
+// client cancels (notifications/cancelled) once it is under way gets no
+// response; the server goes on answering the next request. The run's end
+// is awaited through its audit record, so a response, if one were sent,
+// would come before the next request's.
+func TestCancelledRequestNotAnswered(t *testing.T) {
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--audit", "-")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); kill(cmd) })
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	runEnded := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"event":"run"`) {
+				once.Do(func() { close(runEnded) })
+			}
+		}
+	}()
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(time.Minute)
+	next := func() string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the server closed stdout")
+			}
+			return l
+		case <-timeout:
+			t.Fatal("no answer within a minute")
+		}
+		return ""
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if l := next(); !strings.Contains(l, `"id":1`) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"while (true) {}"},"_meta":{"progressToken":"p"}}}`)
+	// Cancel once the run is under way (a progress notification says so).
+	for l := next(); !strings.Contains(l, "notifications/progress"); l = next() {
+		if strings.Contains(l, `"id":2`) {
+			t.Fatalf("run_code answered before it was cancelled: %s", l)
+		}
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the user gave up"}}`)
+	select {
+	case <-runEnded:
+	case <-timeout:
+		t.Fatal("the cancelled run did not end within a minute")
+	}
+	// A ping and a whole run later, a response to the cancelled request
+	// would have been written (with the filter none ever is: this cannot
+	// fail spuriously).
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"return 1"}}}`)
+	for seen := 0; seen < 2; {
+		l := next()
+		if strings.Contains(l, `"id":2`) {
+			t.Errorf("the cancelled request was answered: %s", l)
+		}
+		if strings.Contains(l, `"id":3`) || strings.Contains(l, `"id":4`) {
+			seen++
+		}
+	}
+}

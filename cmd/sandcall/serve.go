@@ -97,15 +97,16 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 // print, a debugging line) can corrupt the JSON-RPC stream.
 func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 	var t mcp.Transport
+	cf := newCancelFilter() // a cancelled request is not answered
 	if e.stdout == os.Stdout {
 		out, err := takeStdout()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 			return exitFailure
 		}
-		t = &mcp.IOTransport{Reader: os.Stdin, Writer: out, MaxLineLength: int(srv.MaxRequestBytes())}
+		t = &mcp.IOTransport{Reader: cf.reader(os.Stdin), Writer: cf.writer(out), MaxLineLength: int(srv.MaxRequestBytes())}
 	} else {
-		t = &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}, MaxLineLength: int(srv.MaxRequestBytes())}
+		t = &mcp.IOTransport{Reader: cf.reader(io.NopCloser(e.stdin)), Writer: cf.writer(nopWriteCloser{e.stdout}), MaxLineLength: int(srv.MaxRequestBytes())}
 	}
 	err := srv.Run(ctx, t)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
