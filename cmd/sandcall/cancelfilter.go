@@ -85,9 +85,13 @@ func (f *cancelFilter) drop(msg []byte) bool {
 	return false
 }
 
-func (f *cancelFilter) reader(r io.ReadCloser) io.ReadCloser { return &cancelReader{ReadCloser: r, f: f} }
+func (f *cancelFilter) reader(r io.ReadCloser) io.ReadCloser {
+	return &cancelReader{ReadCloser: r, f: f}
+}
 
-func (f *cancelFilter) writer(w io.WriteCloser) io.WriteCloser { return &cancelWriter{WriteCloser: w, f: f} }
+func (f *cancelFilter) writer(w io.WriteCloser) io.WriteCloser {
+	return &cancelWriter{WriteCloser: w, f: f}
+}
 
 type cancelReader struct {
 	io.ReadCloser
