@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -30,4 +31,20 @@ func TestTokenBucket(t *testing.T) {
 	if ok, _ := tb.Allow("a"); ok {
 		t.Errorf("a refill of one token allowed two requests")
 	}
+}
+
+func ExampleTokenBucket() {
+	// Bursts of 2 requests, then one every 10 seconds, per principal.
+	rl := NewTokenBucket(0.1, 2)
+	for i := range 3 {
+		ok, wait := rl.Allow("alice")
+		fmt.Println(i+1, ok, wait > 9*time.Second)
+	}
+	ok, _ := rl.Allow("bob")
+	fmt.Println("bob", ok)
+	// Output:
+	// 1 true false
+	// 2 true false
+	// 3 false true
+	// bob true
 }
