@@ -551,12 +551,18 @@ return r`)
 		t.Errorf("the skipped script is not reported:\n%s", errOut)
 	}
 	run(`[2,"hello ada"]`, "--trust-project")
+	if out, _, _ := sandcallIn(t, dir, nil, "servers", "list"); !strings.Contains(out, "not trusted") {
+		t.Errorf("servers list does not say x is not trusted:\n%s", out)
+	}
 
 	out, errOut, code := sandcallIn(t, dir, nil, "servers", "trust")
 	if code != 0 || !strings.Contains(out, "trusted server x") || !strings.Contains(out, "hello") {
 		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
 	}
 	run(`[2,"hello ada"]`)
+	if out, _, _ := sandcallIn(t, dir, nil, "servers", "list"); strings.Contains(out, "not trusted") {
+		t.Errorf("servers list says a trusted server is not:\n%s", out)
+	}
 
 	// Disabling and enabling keeps the trust; a changed command does not.
 	if _, errOut, code := sandcallIn(t, dir, nil, "servers", "disable", "x"); code != 0 {

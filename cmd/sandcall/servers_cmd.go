@@ -43,6 +43,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stdout, "no upstream servers configured")
 			return exitOK
 		}
+		trusted := serverTrust(false, *root)
 		for _, en := range cfg.Entries {
 			status := "enabled"
 			if !en.Enabled {
@@ -57,6 +58,9 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			}
 			if en.Err != nil {
 				fmt.Fprintf(e.stdout, "  error: %v\n", en.Err)
+			}
+			if trusted != nil && !trusted(en) {
+				fmt.Fprintf(e.stdout, "  not trusted: serve and run skip it until 'sandcall servers trust' (review it first)\n")
 			}
 		}
 		return exitOK
