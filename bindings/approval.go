@@ -16,7 +16,8 @@ type ApprovalRequest struct {
 	Principal Principal
 	RunID     string // empty for direct calls
 	// ArgsSummary is the call's arguments as compact JSON, secrets redacted
-	// (Redact) and capped at MaxArgsSummaryBytes.
+	// (Redact), invisible and bidirectional characters escaped (Visible),
+	// capped at MaxArgsSummaryBytes.
 	ArgsSummary string
 	Rule        string // the policy rule that requires the approval
 	// Message is a one-paragraph question for the person, built from the
@@ -48,7 +49,8 @@ func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (bool, e
 // person: the MCP client does not support elicitation.
 var ErrApprovalUnsupported = errors.New("the client cannot ask a person for approval")
 
-// argsSummary is the redacted, capped JSON of args for a person to read.
+// argsSummary is the redacted, capped JSON of args for a person to read,
+// with invisible and direction-changing characters escaped (Visible).
 func argsSummary(args json.RawMessage) string {
-	return sandbox.Cap(string(RedactJSON(args)), MaxArgsSummaryBytes)
+	return sandbox.Cap(Visible(string(RedactJSON(args))), MaxArgsSummaryBytes)
 }

@@ -356,6 +356,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 				c.Hint = sandbox.Cap(c.Hint, sandbox.MaxMessageBytes)
 				e = &c
 			}
+			e = redactError(e)
 			res, err = nil, e
 		}
 		rec.err = e
@@ -403,10 +404,6 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "invalid"
 		return nil, herr
 	}
-	if err := t.Validate(args); err != nil {
-		rec.decision = "invalid"
-		return nil, err
-	}
 
 	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
 		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
@@ -428,6 +425,12 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		}
 		return nil, &sandbox.Error{Code: sandbox.EToolDenied, Tool: t.Name, Rule: d.Rule,
 			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: d.Hint}
+	}
+	// Validation comes after authorization: a caller the policy denies
+	// learns nothing of the tool's schema from an E_TOOL_ARGS message.
+	if err := t.Validate(args); err != nil {
+		rec.decision = "invalid"
+		return nil, err
 	}
 	rec.decision = "allow"
 	if d.RequireApproval {

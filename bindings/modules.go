@@ -12,6 +12,11 @@ import (
 // name it by hash afterwards (run_code's module_sha256). It is bounded in
 // total bytes and evicts the least recently used module. It is safe for
 // concurrent use. Compiled code is cached by the engine, not here.
+//
+// A module is bound to the principals that sent it: Get finds it only for
+// one of them, so a hash alone never runs another principal's module, and
+// "never sent" and "sent by someone else" are the same answer (no oracle
+// of what others sent). The bytes are kept once, whoever sent them.
 type ModuleStore struct {
 	mu    sync.Mutex // guards all below
 	max   int
@@ -21,8 +26,9 @@ type ModuleStore struct {
 }
 
 type storedModule struct {
-	sha string
-	b   []byte
+	sha    string
+	b      []byte
+	owners map[string]bool // principal IDs that sent the module
 }
 
 // NewModuleStore returns a store holding at most maxBytes of modules. If
@@ -40,20 +46,27 @@ func ModuleSHA256(module []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Put stores module (a copy) and returns its hash. A module larger than the
-// store is not kept.
-func (s *ModuleStore) Put(module []byte) string {
+// Put stores module (a copy) with no owner: PutFor("", module).
+func (s *ModuleStore) Put(module []byte) string { return s.PutFor("", module) }
+
+// Get is GetFor("", sha): only modules stored by Put.
+func (s *ModuleStore) Get(sha string) ([]byte, bool) { return s.GetFor("", sha) }
+
+// PutFor stores module (a copy) for the principal owner and returns its
+// hash. A module larger than the store is not kept.
+func (s *ModuleStore) PutFor(owner string, module []byte) string {
 	sha := ModuleSHA256(module)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.m[sha]; ok {
 		s.ll.MoveToFront(e)
+		e.Value.(*storedModule).owners[owner] = true
 		return sha
 	}
 	if len(module) > s.max {
 		return sha
 	}
-	s.m[sha] = s.ll.PushFront(&storedModule{sha: sha, b: append([]byte(nil), module...)})
+	s.m[sha] = s.ll.PushFront(&storedModule{sha: sha, b: append([]byte(nil), module...), owners: map[string]bool{owner: true}})
 	s.bytes += len(module)
 	for s.bytes > s.max {
 		e := s.ll.Back()
@@ -65,13 +78,13 @@ func (s *ModuleStore) Put(module []byte) string {
 	return sha
 }
 
-// Get returns the module with that hash, if the store holds it. The bytes
-// must not be modified.
-func (s *ModuleStore) Get(sha string) ([]byte, bool) {
+// GetFor returns the module with that hash, if the store holds it and
+// owner sent it. The bytes must not be modified.
+func (s *ModuleStore) GetFor(owner, sha string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.m[sha]
-	if !ok {
+	if !ok || !e.Value.(*storedModule).owners[owner] {
 		return nil, false
 	}
 	s.ll.MoveToFront(e)

@@ -107,6 +107,9 @@ func LoadPolicyFile(path string, b *Broker, log *slog.Logger) (*PolicyFile, erro
 	}
 	f.sum, f.checker = sum, c
 	b.SetAuthorizer(NewPolicyAuthorizer(c))
+	for _, w := range AliasWarnings(path, c, b.Catalog()) {
+		log.Warn(w)
+	}
 	return f, nil
 }
 
@@ -160,6 +163,9 @@ func (f *PolicyFile) Reload() (bool, error) {
 	}
 	f.sum, f.checker = sum, c
 	f.broker.SetAuthorizer(NewPolicyAuthorizer(c))
+	for _, w := range AliasWarnings(f.path, c, f.broker.Catalog()) {
+		f.log.Warn(w)
+	}
 	f.log.Info("policy reloaded", "file", f.path, "sha256", fmt.Sprintf("%x", sum[:8]))
 	return true, nil
 }

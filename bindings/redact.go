@@ -32,10 +32,20 @@ var (
 	jsonPair   = regexp.MustCompile(`^("[^"]*"\s*:\s*)"`)
 )
 
-// Redact replaces every well-known secret shape in s with [REDACTED],
+// Redact replaces every well-known secret shape in s (secretShapes, and AWS
+// secret access keys: 40 characters of [A-Za-z0-9/+] mixing upper- and
+// lower-case letters and digits) with [REDACTED],
 // keeping enough context to read the line: "Bearer [REDACTED]",
 // "password=[REDACTED]", "\"token\": \"[REDACTED]\"".
 func Redact(s string) string {
+	if len(s) >= 40 {
+		s = awsSecretShape.ReplaceAllStringFunc(s, func(m string) string {
+			if awsSecret(m) {
+				return Redacted
+			}
+			return m
+		})
+	}
 	if !maybeSecret(s) {
 		return s
 	}
@@ -51,6 +61,29 @@ func Redact(s string) string {
 		}
 		return Redacted
 	})
+}
+
+// awsSecretShape finds runs of the alphabet of an AWS secret access key;
+// awsSecret keeps those that are one: exactly 40 characters with upper- and
+// lower-case letters and digits (a hex digest, all lower case, is not).
+var awsSecretShape = regexp.MustCompile(`[A-Za-z0-9/+]{40,}`)
+
+func awsSecret(m string) bool {
+	if len(m) != 40 {
+		return false
+	}
+	var up, low, digit bool
+	for i := 0; i < len(m); i++ {
+		switch c := m[i]; {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= '0' && c <= '9':
+			digit = true
+		}
+	}
+	return up && low && digit
 }
 
 // maybeSecret is a cheap pre-filter: most strings hold none of the
@@ -69,7 +102,7 @@ func maybeSecret(s string) bool {
 }
 
 // secretKey matches object keys whose values are secrets, whatever the value.
-var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|api_?key|apikey|authorization|private_?key|credentials?)$`)
+var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret)|(token|api_?key|apikey|access_?key|authorization|private_?key|credentials?)$`)
 
 // RedactJSON returns raw with the value of every key that names a secret
 // (password, token, secret, api_key, ...) replaced by "[REDACTED]" and every
@@ -112,8 +145,8 @@ func redactValue(v any) any {
 }
 
 // RedactHandler wraps a slog.Handler so that no record it writes carries a
-// well-known secret shape: the message and every string attribute go
-// through Redact. sandcall's audit trail and logs are written through it.
+// well-known secret shape, nor a character a person reading it cannot see:
+// the message and every string attribute go through Redact and Visible. sandcall's audit trail and logs are written through it.
 type RedactHandler struct{ h slog.Handler }
 
 var _ slog.Handler = RedactHandler{}
@@ -126,7 +159,7 @@ func (r RedactHandler) Enabled(ctx context.Context, l slog.Level) bool { return 
 
 // Handle implements slog.Handler.
 func (r RedactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, Visible(Redact(rec.Message)), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
@@ -150,7 +183,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, Redact(v.String()))
+		return slog.String(a.Key, Visible(Redact(v.String())))
 	case slog.KindGroup:
 		g := v.Group()
 		c := make([]slog.Attr, len(g))
@@ -160,9 +193,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(c...)}
 	case slog.KindAny:
 		if e, ok := v.Any().(error); ok {
-			return slog.String(a.Key, Redact(e.Error()))
+			return slog.String(a.Key, Visible(Redact(e.Error())))
 		}
-		return slog.String(a.Key, Redact(v.String()))
+		return slog.String(a.Key, Visible(Redact(v.String())))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }

@@ -294,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	}
 
 	var out *sandbox.Outcome
-	if err := r.resolveModule(&req); err != nil {
+	if err := r.resolveModule(&req, h.principal.ID); err != nil {
 		out = &sandbox.Outcome{Err: err}
 	} else if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
 		out = &sandbox.Outcome{Err: &sandbox.Error{Code: sandbox.ESyntax,
@@ -339,7 +339,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		DurationMS: ms(time.Since(start)),
 		RunID:      id,
 		Tier:       r.tier,
-		Error:      out.Err,
+		Error:      redactError(out.Err),
 	}
 	// JSON text is UTF-8 (RFC 8259), and the engines' checks (json.Valid,
 	// json.Compact) do not look inside strings: a WebAssembly guest or a
@@ -474,14 +474,14 @@ func utf8Floor(b []byte, n int) int {
 // marshalString is the JSON string encoding of b, without HTML escaping.
 func marshalString(b []byte) (json.RawMessage, error) { return sandbox.MarshalJSON(string(b)) }
 
-// resolveModule keeps a submitted module by hash, or finds the one named by
-// ModuleSHA256.
-func (r *Runner) resolveModule(req *RunRequest) *sandbox.Error {
+// resolveModule keeps a submitted module by hash for the principal owner,
+// or finds the one owner sent named by ModuleSHA256.
+func (r *Runner) resolveModule(req *RunRequest, owner string) *sandbox.Error {
 	if req.Program.Language != sandbox.WASM {
 		return nil
 	}
 	if len(req.Program.Module) > 0 {
-		sha := r.mods.Put(req.Program.Module)
+		sha := r.mods.PutFor(owner, req.Program.Module)
 		if req.ModuleSHA256 != "" && req.ModuleSHA256 != sha {
 			return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "module_sha256 does not match the module's SHA-256",
 				Hint: "Send either the module or its hash; the hash is the lower-case hex SHA-256 of the module bytes."}
@@ -492,9 +492,10 @@ func (r *Runner) resolveModule(req *RunRequest) *sandbox.Error {
 		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "a wasm program needs a module",
 			Hint: "Send the module in module_base64, or name one sent before with module_sha256."}
 	}
-	m, ok := r.mods.Get(req.ModuleSHA256)
+	m, ok := r.mods.GetFor(owner, req.ModuleSHA256)
 	if !ok {
-		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "the server holds no module with that module_sha256",
+		// The same answer whether nobody sent it or another principal did.
+		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "you have sent no module with that module_sha256",
 			Hint: "Send the module once in module_base64; afterwards its hash is enough."}
 	}
 	req.Program.Module = m

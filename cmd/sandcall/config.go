@@ -50,6 +50,8 @@ type fileConfig struct {
 	// search_tools instead (mcpserver.Config.ListThreshold). If absent, 30;
 	// -1: no threshold.
 	ListThreshold int `yaml:"list_threshold"`
+	// HTTP holds the limits of `serve --http` (httplimits.go).
+	HTTP httpConfig `yaml:"http"`
 
 	dir string
 	// parsed durations
@@ -78,7 +80,8 @@ func loadConfig(path string) (*fileConfig, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return &fileConfig{}, nil
+			c := &fileConfig{}
+			return c, c.HTTP.check()
 		}
 		return nil, err
 	}
@@ -98,6 +101,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		return nil, bad("version: want 1, got %d", c.Version)
 	}
 	c.dir = filepath.Dir(path)
+	if err := c.HTTP.check(); err != nil {
+		return nil, bad("%v", err)
+	}
 	if c.Limits.Timeout != "" {
 		if c.timeout, err = time.ParseDuration(c.Limits.Timeout); err != nil || c.timeout <= 0 {
 			return nil, bad("limits.timeout: want a duration such as 30s, got %q", c.Limits.Timeout)

@@ -79,7 +79,7 @@ func TestServePolicyReloadListChanged(t *testing.T) {
 // tool, and stderr is the server's.
 func watchServe(t *testing.T, dir string, args ...string) (changed <-chan struct{}, has func(string) bool, stderr *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--demo", "--isolation", "inprocess"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--trust-project", "--demo", "--isolation", "inprocess"}, args...)...)
 	cmd.Dir = dir
 	stderr = new(syncBuffer)
 	cmd.Stderr = stderr

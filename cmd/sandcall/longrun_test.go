@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -81,7 +83,8 @@ type longResult struct {
 // calls in flight and elapsed time; a cancelled run that still reports its
 // calls, logs and saved progress; a timed-out run that does the same.
 func TestLongRunProcessTier(t *testing.T) {
-	cmd := exec.Command(bin, "serve", "--demo")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(bin, "serve", "--demo", "--audit", audit)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	wire := &wireTransport{Transport: &mcp.CommandTransport{Command: cmd}}
@@ -134,20 +137,25 @@ func TestLongRunProcessTier(t *testing.T) {
 	if err := <-errc; err == nil {
 		t.Fatal("CallTool returned no error after cancellation")
 	}
-	raw := wire.wait(t, `"E_CANCELLED"`)
-	t.Logf("process tier: cancel → E_CANCELLED result on the wire in %v", time.Since(t0))
-	var got struct {
-		StructuredContent longResult `json:"structuredContent"`
+	// The cancelled request is not answered (MCP: a receiver of
+	// notifications/cancelled does not respond); the run stops, as its
+	// audit record says.
+	var r struct {
+		Code  string `json:"code"`
+		Calls int    `json:"calls"`
+		Tier  string `json:"tier"`
 	}
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(30 * time.Second); r.Code == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		data, _ := os.ReadFile(audit)
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, `"event":"run"`) {
+				_ = json.Unmarshal([]byte(l), &r)
+			}
+		}
 	}
-	r := got.StructuredContent
-	if r.Calls.Total != 3 || r.Calls.OK != 3 || strings.Join(r.Logs, "|") != "start|pinged 3" || string(r.Partial) != `{"pinged":[2,3,4]}` {
-		t.Errorf("cancelled run: %s", raw)
-	}
-	if !strings.HasPrefix(r.Tier, "process") {
-		t.Errorf("tier %q, want the process tier", r.Tier)
+	t.Logf("process tier: cancel → run ended (%s) in %v", r.Code, time.Since(t0))
+	if r.Code != "E_CANCELLED" || r.Calls != 3 || !strings.HasPrefix(r.Tier, "process") {
+		t.Errorf("cancelled run's audit record: %+v; want E_CANCELLED, 3 calls, the process tier", r)
 	}
 	mu.Lock()
 	inflight := false

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/policy"
+	"github.com/sandcall/sandcall/tools"
 )
 
 const policyUsage = `Usage: sandcall policy check FILE...
@@ -64,7 +66,8 @@ func printProblems(w io.Writer, err error) {
 }
 
 func policyCheck(e *env, args []string) int {
-	fs := newFlagSet(e, "policy check", "FILE...", "  sandcall policy check policy.yaml\n")
+	fs := newFlagSet(e, "policy check", "[--demo] FILE...", "  sandcall policy check policy.yaml\n  sandcall policy check --demo policy.yaml   # also warn about rules naming a deprecated tool name\n")
+	useDemo := fs.Bool("demo", false, "check tool names against the embedded demo catalog: a rule naming a deprecated alias is a warning")
 	files, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -79,6 +82,14 @@ func policyCheck(e *env, args []string) int {
 			printProblems(e.stderr, err)
 			status = exitFailure
 			continue
+		}
+		if *useDemo {
+			cat, err := tools.NewCatalog(demo.Tools()...)
+			if err == nil {
+				for _, w := range bindings.AliasWarnings(f, c, cat) {
+					fmt.Fprintln(e.stderr, w)
+				}
+			}
 		}
 		fmt.Fprintf(e.stdout, "%s: ok (%d rules)\n", f, c.NumRules())
 	}

@@ -71,6 +71,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		scfg.Metrics = c.metrics
+		scfg.RateLimit = c.cfg.HTTP.rateLimiter()
 	}
 	srv, err := mcpserver.New(scfg)
 	if err != nil {
@@ -85,7 +86,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
 	if *addr != "" {
-		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), log)
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, log)
 	}
 	return serveStdio(ctx, e, srv)
 }
@@ -96,15 +97,16 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 // print, a debugging line) can corrupt the JSON-RPC stream.
 func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 	var t mcp.Transport
+	cf := newCancelFilter() // a cancelled request is not answered
 	if e.stdout == os.Stdout {
 		out, err := takeStdout()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 			return exitFailure
 		}
-		t = &mcp.IOTransport{Reader: os.Stdin, Writer: out, MaxLineLength: int(srv.MaxRequestBytes())}
+		t = &mcp.IOTransport{Reader: cf.reader(os.Stdin), Writer: cf.writer(out), MaxLineLength: int(srv.MaxRequestBytes())}
 	} else {
-		t = &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}, MaxLineLength: int(srv.MaxRequestBytes())}
+		t = &mcp.IOTransport{Reader: cf.reader(io.NopCloser(e.stdin)), Writer: cf.writer(nopWriteCloser{e.stdout}), MaxLineLength: int(srv.MaxRequestBytes())}
 	}
 	err := srv.Run(ctx, t)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
@@ -166,7 +168,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP at addr until ctx is done.
-func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, log interface {
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *httpConfig, log interface {
 	Warn(string, ...any)
 }) int {
 	host, _, err := net.SplitHostPort(addr)
@@ -196,9 +198,11 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 		fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
 		return exitFailure
 	}
+	ln = &connLimit{Listener: ln, n: lim.MaxConnections}
 	hs := &http.Server{
-		Handler:           srv.HTTPHandler(),
+		Handler:           bodyDeadline(srv.HTTPHandler(), lim.bodyTimeout, srv.MaxRequestBytes()),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
 	fmt.Fprintf(e.stderr, "listening on http://%s%s\n", ln.Addr().String(), mcpserver.HTTPPath)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
@@ -15,8 +16,8 @@ import (
 // .vscode/mcp.json, .mcp.json, mcp.json, and files named with
 // --config-file).
 func cmdServers(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "servers", "list | test NAME | enable NAME | disable NAME",
-		"  sandcall servers list\n  sandcall servers test github\n  sandcall servers disable github   # sets \"enabled\": false in the file that defines it\n")
+	fs := newFlagSet(e, "servers", "list | test NAME | trust | enable NAME | disable NAME",
+		"  sandcall servers list\n  sandcall servers test github\n  sandcall servers trust            # after reviewing the project's configs and scripts\n  sandcall servers disable github   # sets \"enabled\": false in the file that defines it\n")
 	root := fs.String("root", ".", "project root searched for MCP configs")
 	var files multiFlag
 	fs.Var(&files, "config-file", "an MCP config file read before the project's (repeatable)")
@@ -25,7 +26,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if len(pos) == 0 {
-		return usageErr(e, fs, "missing subcommand: list, test NAME, enable NAME or disable NAME")
+		return usageErr(e, fs, "missing subcommand: list, test NAME, trust, enable NAME or disable NAME")
 	}
 	cfg := upstream.Load(upstream.LoadConfig{Root: *root, Files: files})
 	switch pos[0] {
@@ -42,6 +43,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stdout, "no upstream servers configured")
 			return exitOK
 		}
+		trusted := serverTrust(false, *root)
 		for _, en := range cfg.Entries {
 			status := "enabled"
 			if !en.Enabled {
@@ -57,8 +59,16 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			if en.Err != nil {
 				fmt.Fprintf(e.stdout, "  error: %v\n", en.Err)
 			}
+			if trusted != nil && !trusted(en) {
+				fmt.Fprintf(e.stdout, "  not trusted: serve and run skip it until 'sandcall servers trust' (review it first)\n")
+			}
 		}
 		return exitOK
+	case "trust":
+		if len(pos) != 1 {
+			return usageErr(e, fs, "trust takes no arguments: it trusts every server of the project's configs and every script of "+local.DefaultDir)
+		}
+		return serversTrust(e, cfg, *root)
 	case "enable", "disable":
 		if len(pos) != 2 {
 			return usageErr(e, fs, "%s takes one server name", pos[0])
@@ -114,7 +124,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		}
 		return exitFailure
 	}
-	return usageErr(e, fs, "unknown subcommand %q: want list, test NAME, enable NAME or disable NAME", pos[0])
+	return usageErr(e, fs, "unknown subcommand %q: want list, test NAME, trust, enable NAME or disable NAME", pos[0])
 }
 
 // connectHint says what to check after a failed connection to en's server.

@@ -71,7 +71,7 @@ func TestServersCommand(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(`return await Promise.all([tools.demo_ping({n: 1}), tools.ping({n: 2}), tools.hello({name: "ada"})])`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code = run("run", "--demo", "--json", prog)
+	out, code = run("run", "--trust-project", "--demo", "--json", prog)
 	if code != 0 || !strings.Contains(out, `"result":[2,3,"hello ada"]`) {
 		t.Errorf("run with an upstream and a local script: exit %d\n%s", code, out)
 	}
@@ -231,7 +231,7 @@ func TestServersHTTPAuth(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(`return (await tools.up_echo({msg: "hi"})).echo`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "run", "--isolation", "inprocess", "--json", prog)
+	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "run", "--trust-project", "--isolation", "inprocess", "--json", prog)
 	if code != 0 || !strings.Contains(out, `"result":"hi"`) {
 		t.Errorf("run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -284,7 +284,7 @@ func TestServersEnableDisable(t *testing.T) {
 // its tools/list_changed notifications.
 func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession, changed chan struct{}, stderr *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--isolation", "inprocess", "--log-level", "info")
+	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess", "--log-level", "info")
 	cmd.Dir = dir
 	cmd.Env = testEnv(extra...)
 	stderr = &syncBuffer{}
@@ -340,6 +340,10 @@ func TestToolsApprove(t *testing.T) {
 	t.Cleanup(ts.Close) // after the clients and serve are gone
 	dir := upstreamProject(t, ts.URL, "10s")
 	token := []string{"TOKEN=" + goodToken}
+	// tools list starts the project's servers only once they are trusted.
+	if out, errOut, code := sandcallIn(t, dir, nil, "servers", "trust"); code != 0 {
+		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
+	}
 
 	cs, changed, stderr := mcpClient(t, dir, token)
 	waitListed(t, cs, changed, "up_echo", true, stderr)

@@ -210,7 +210,7 @@ func upstreamToolRows(e *env, cat *tools.Catalog) []toolRow {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	set := upstream.Attach(ctx, cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Pins: pins,
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), Trusted: serverTrust(false, ".")})
 	set.Close()
 	disabled := set.Disabled()
 	for _, w := range set.Warnings() {

@@ -83,6 +83,8 @@ func (c *common) registerTools(fs *flag.FlagSet) {
 	fs.StringVar(&c.toolsDir, "tools-dir", "",
 		"directory of local script tools (default: "+local.DefaultDir+" in the working directory, if present); reloaded when it changes")
 	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
+	fs.BoolVar(&c.trustProject, "trust-project", false,
+		"start the project's MCP servers and use its "+local.DefaultDir+" scripts without 'sandcall servers trust' (CI, a checkout you own)")
 }
 
 // localDir returns the local tools directory and whether there is one: dir
@@ -106,7 +108,7 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 		return ts
 	}
 	log := c.logger(os.Stderr)
-	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log})
+	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Trusted: scriptTrust(c.trustProject, c.toolsDir != "")})
 	for _, f := range fs {
 		if f.Reason != "" {
 			log.Warn("local tool skipped", "file", f.File, "reason", f.Reason, "line", f.Line)

@@ -138,7 +138,7 @@ func attachUpstreams(e *env, cat *tools.Catalog) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	set := upstream.Attach(ctx, cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Pins: pins,
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), Trusted: serverTrust(false, ".")})
 	set.Close()
 	for _, w := range set.Warnings() {
 		fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))

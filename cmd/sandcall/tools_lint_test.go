@@ -47,6 +47,9 @@ func TestToolsLintFindings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if out, errOut, code := sandcallIn(t, dir, nil, "servers", "trust"); code != 0 {
+		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
+	}
 	stdout, stderr, code = sandcallIn(t, dir, nil, "tools", "lint", "--json")
 	var fs []struct {
 		Tool, Rule, Level, Message, Hint, Pos string

@@ -42,6 +42,7 @@ type common struct {
 
 	// Local script tools (tools_cmd.go).
 	toolsDir     string
+	trustProject bool // --trust-project: the project's servers and scripts run untrusted (trust.go)
 	toolsTimeout time.Duration
 	localSet     *local.Set
 
@@ -216,7 +217,8 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 			closeAll()
 			return nil, nil, err
 		}
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
+		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
+			Trusted: serverTrust(c.trustProject, ".")})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)

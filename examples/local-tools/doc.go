@@ -10,6 +10,7 @@
 //
 //	sandcall tools check          # ok greet, ok word_stats, skip … (exit 1)
 //	sandcall tools list --demo    # the demo tools and the local ones, with callers
+//	sandcall servers trust   # after reading the scripts: a project's scripts run only once trusted
 //	echo 'return await tools.greet({name: "Ada"})' | sandcall run --isolation inprocess -
 //
 // git records the executable bit: every script but not_executable must be

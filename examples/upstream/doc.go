@@ -17,6 +17,7 @@
 // Try it from a directory holding that .mcp.json:
 //
 //	sandcall servers test demo     # connects and lists demo_* tools
+//	sandcall servers trust         # after reading .mcp.json: lets serve/run start it
 //	sandcall run --demo program.js
 //
 // When the server exits, sandcall reconnects with backoff (calls in the

@@ -172,8 +172,11 @@ func decodeCall(body []byte) (callMsg, error) {
 	}
 	id := binary.BigEndian.Uint64(body)
 	tl := int(binary.BigEndian.Uint16(body[8:]))
-	if id == 0 || tl == 0 || len(body) < 10+tl {
-		return callMsg{}, errors.New("call frame without id or tool")
+	// An empty tool name is a well-formed call (a program may call
+	// tools.call("")): the broker answers it with E_TOOL_UNKNOWN, as in
+	// the in-process tier.
+	if id == 0 || len(body) < 10+tl {
+		return callMsg{}, errors.New("call frame without id, or shorter than its tool name")
 	}
 	return callMsg{ID: id, Tool: string(body[10 : 10+tl]), Args: body[10+tl:]}, nil
 }

@@ -50,7 +50,15 @@ type Config struct {
 	Report func(Finding)
 	// Logger receives reload logs. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Trusted, if set, decides whether the script at path may become a
+	// tool (a project's scripts run only once a person trusted them); a
+	// refused one is skipped, with UntrustedReason. A changed file is
+	// checked again when it is reloaded. If nil, every script may.
+	Trusted func(path string) bool
 }
+
+// UntrustedReason is the Finding.Reason of a script Config.Trusted refused.
+const UntrustedReason = "not trusted: review it, then run 'sandcall servers trust' (or pass --trust-project)"
 
 // Finding says what became of one candidate file.
 type Finding struct {
@@ -309,6 +317,10 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 		return nil, f
 	}
 	path := filepath.Join(s.cfg.Dir, file)
+	if s.cfg.Trusted != nil && !s.cfg.Trusted(path) {
+		f.Reason = UntrustedReason
+		return nil, f
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		f.Reason = "cannot be read"

@@ -88,15 +88,21 @@ func (s *tokenSet) requireToken(next http.Handler) http.Handler {
 		// The challenge goes on the failure path only: the inner handler
 		// gets the original writer, so SSE streaming is untouched.
 		inner := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, r) })
-		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w, metadata: origin(r) + prmPath}, r)
 	})
 }
 
-type challengeWriter struct{ http.ResponseWriter }
+// challengeWriter adds the challenge to a 401: the realm and, as RFC 9728
+// and the MCP authorization spec ask, resource_metadata naming the
+// protected resource metadata document.
+type challengeWriter struct {
+	http.ResponseWriter
+	metadata string
+}
 
 func (c *challengeWriter) WriteHeader(code int) {
 	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", `Bearer realm="sandcall"`)
+		c.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="sandcall", resource_metadata=%q`, c.metadata))
 	}
 	c.ResponseWriter.WriteHeader(code)
 }

@@ -33,6 +33,8 @@ const HTTPPath = "/mcp"
 //     refused with 403, whatever the method; http.CrossOriginProtection also
 //     refuses cross-site browser POSTs (Sec-Fetch-Site).
 //   - Size: a body over Config.MaxRequestBytes is refused with 413.
+//   - Rate: with Config.RateLimit, a request over its principal's allowance
+//     is refused with 429 and Retry-After (after authentication).
 //
 // Authentication: with Config.Tokens, every request to /mcp (and /metrics)
 // needs "Authorization: Bearer <token>" with one of the tokens, or gets 401
@@ -55,13 +57,14 @@ func (s *Server) HTTPHandler() http.Handler {
 		_ = cop.AddTrustedOrigin(o) // validated in New
 	}
 	mux := http.NewServeMux()
-	var mcpH http.Handler = &guard{s: s, next: h, cop: cop}
+	var mcpH http.Handler = s.rateLimit(&guard{s: s, next: h, cop: cop})
 	metrics := s.metrics
 	if s.tokens != nil {
 		mcpH = s.tokens.requireToken(mcpH)
 		if metrics != nil {
 			metrics = s.tokens.requireToken(metrics)
 		}
+		mux.HandleFunc("GET "+prmPath, resourceMetadata)
 	}
 	mux.Handle(HTTPPath, mcpH)
 	if metrics != nil {

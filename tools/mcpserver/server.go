@@ -98,6 +98,9 @@ type Config struct {
 	// OutputTTL is how long a kept result stays readable. If zero, 10
 	// minutes.
 	OutputTTL time.Duration
+	// RateLimit, if set, limits HTTP requests per principal (HTTPHandler):
+	// one over the allowance gets 429 with Retry-After. If nil, no limit.
+	RateLimit RateLimiter
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -117,6 +120,7 @@ type Server struct {
 	tokens    *tokenSet // nil: HTTP is not authenticated
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
+	rate      RateLimiter  // nil: no transport rate limit
 
 	inflight sync.Map // HTTP request token → context.Context of the HTTP request
 
@@ -139,6 +143,7 @@ func New(cfg Config) (*Server, error) {
 		progress:  cfg.ProgressInterval,
 		threshold: cfg.ListThreshold,
 		maxBody:   cfg.MaxRequestBytes,
+		rate:      cfg.RateLimit,
 		idle:      cfg.SessionTimeout,
 		origins:   make(map[string]bool),
 		served:    make(map[string][]byte),

@@ -34,6 +34,10 @@ type Options struct {
 	// every server's tools are listed again. If zero, 1s. Pins in memory
 	// are not polled.
 	PinPoll time.Duration
+	// Trusted, if set, decides which configured servers may start (see
+	// Trust): one it refuses is skipped with a warning naming what it would
+	// run. If nil, every server starts.
+	Trusted func(Entry) bool
 }
 
 // Set is the connected upstream servers whose tools are in a catalog.
@@ -106,6 +110,10 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	}
 	var wg sync.WaitGroup
 	for _, srv := range cfg.Servers() {
+		if e, _ := cfg.Lookup(srv.Name); opts.Trusted != nil && !opts.Trusted(e) {
+			s.warn(UntrustedMessage(srv))
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -84,7 +83,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	var (
 		tr  mcp.Transport
 		cmd *exec.Cmd
-		st  *statusTransport
+		st  *originTransport
 	)
 	switch r.Type {
 	case TypeStdio:
@@ -94,11 +93,15 @@ func (c *Conn) dial(ctx context.Context) error {
 		cmd.Stderr = nil // discarded: upstream logs are not ours to print
 		tr = &mcp.CommandTransport{Command: cmd}
 	case TypeHTTP:
-		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
-		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: &http.Client{Transport: st}, MaxRetries: -1}
+		if st, err = newOriginTransport(http.DefaultTransport, r.URL, r.Headers, r.FollowRedirects); err != nil {
+			return err
+		}
+		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: st.client(), MaxRetries: -1}
 	case TypeSSE:
-		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
-		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: &http.Client{Transport: st}}
+		if st, err = newOriginTransport(http.DefaultTransport, r.URL, r.Headers, r.FollowRedirects); err != nil {
+			return err
+		}
+		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: st.client()}
 	default:
 		return fmt.Errorf("invalid server %q: type %q", s.Name, r.Type)
 	}
@@ -198,28 +201,6 @@ func minimalEnv(extra map[string]string) []string {
 		env = append(env, k+"="+extra[k])
 	}
 	return env
-}
-
-// statusTransport sets the configured headers on every request and
-// remembers a 401 or 403 answer, which the SDK reports only as text.
-type statusTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-	refused atomic.Int32 // the last 401 or 403 status seen
-}
-
-func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		req = req.Clone(req.Context())
-		for k, v := range t.headers {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := t.base.RoundTrip(req)
-	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		t.refused.Store(int32(resp.StatusCode))
-	}
-	return resp, err
 }
 
 // Listed is one upstream tool converted for the catalog.
@@ -467,6 +448,9 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 			// Go's transport errors quote the server's URL, with any
 			// secret in its path or query.
 			msg := fmt.Sprintf("upstream server %q: %s", c.Server.Name, CleanText(redactURLs(err.Error()), maxErrorBytes))
+			if strings.Contains(err.Error(), ErrResponseTooLarge.Error()) {
+				return nil, tools.Failed(msg, "ask the tool for less (a filter, a smaller page): answers over 16 MiB are cut off")
+			}
 			if answered(err) {
 				return nil, tools.Failed(msg, "the upstream server answered with this error; retrying the same call fails the same way: check the arguments against the tool's schema")
 			}

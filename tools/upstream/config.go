@@ -38,6 +38,9 @@ type Server struct {
 	URL     string
 	Headers map[string]string
 	Timeout time.Duration // never zero
+	// FollowRedirects follows an http/sse server's redirects to another
+	// origin, without the configured headers; otherwise they are refused.
+	FollowRedirects bool
 
 	// commands marks the header and env values ("headers.K", "env.K") that
 	// were written starting with "!": only those run. A variable whose value
@@ -231,6 +234,8 @@ type rawServer struct {
 	Headers map[string]string `json:"headers"`
 	Enabled *bool             `json:"enabled"`
 	Timeout json.RawMessage   `json:"timeout"`
+
+	FollowRedirects bool `json:"followRedirects"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`)
@@ -255,7 +260,7 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 	if r.Enabled != nil {
 		e.Enabled = *r.Enabled
 	}
-	s := &Server{Name: name, Source: src, Type: e.Type, Timeout: DefaultTimeout}
+	s := &Server{Name: name, Source: src, Type: e.Type, Timeout: DefaultTimeout, FollowRedirects: r.FollowRedirects}
 	switch s.Type {
 	case TypeStdio, TypeHTTP, TypeSSE:
 	default:

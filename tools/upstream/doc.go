@@ -20,9 +20,20 @@
 // "command" (optional "args", "env", "cwd"); http and sse need "url"
 // (optional "headers"); "enabled": false skips it; "timeout" bounds each call
 // and the connection, as milliseconds (a JSON number) or a Go duration string
-// ("30s"); if absent, DefaultTimeout.
+// ("30s"); if absent, DefaultTimeout. "followRedirects": true lets an
+// http/sse server redirect to another origin (followed without the
+// configured headers).
 //
 // # Security
+//
+// Configured headers go only to the configured URL's origin (scheme, host
+// and port): a redirect to another origin is refused unless the server sets
+// "followRedirects", and then followed without them; no request at all goes
+// to an origin that is neither configured nor a followed redirect (an SSE
+// endpoint event naming another host is refused). An answer that is not an
+// event stream is read as a stream and cut off past MaxResponseBytes (event
+// streams are capped per event by the SDK), so an endless answer costs
+// bounded memory.
 //
 // Every string may use ${VAR} and ${VAR:-default}; an unresolved variable is
 // an error naming the server and field, never a silently empty value. A

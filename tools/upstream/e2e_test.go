@@ -214,7 +214,7 @@ func TestUpstreamListChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"demo": map[string]any{"command": bin, "args": []string{"serve", "--demo", "--isolation", "inprocess"}, "cwd": root, "timeout": "30s"},
+		"demo": map[string]any{"command": bin, "args": []string{"serve", "--trust-project", "--demo", "--isolation", "inprocess"}, "cwd": root, "timeout": "30s"},
 	}})
 	writeFile(t, filepath.Join(root, ".mcp.json"), string(cfg))
 	cat, _ := tools.NewCatalog()

@@ -1,0 +1,29 @@
+package bindings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sandcall/sandcall/bindings"
+)
+
+// TestRedactAWSSecret: an AWS secret access key is redacted in free text
+// and under keys naming it; hex digests and ordinary words are kept.
+func TestRedactAWSSecret(t *testing.T) {
+	const key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	if got := bindings.Redact("export AWS=" + key + " done"); strings.Contains(got, key) {
+		t.Errorf("free text: %q", got)
+	}
+	if got := string(bindings.RedactJSON([]byte(`{"aws_secret_access_key":"abc","SecretAccessKey":"x"}`))); strings.Contains(got, "abc") || strings.Contains(got, `"x"`) {
+		t.Errorf("keys: %s", got)
+	}
+	for _, keep := range []string{
+		"da39a3ee5e6b4b0d3255bfef95601890afd80709",                         // SHA-1 hex
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", // SHA-256 hex
+		"the quick brown fox jumps over the lazy dog",
+	} {
+		if got := bindings.Redact(keep); got != keep {
+			t.Errorf("%q redacted to %q", keep, got)
+		}
+	}
+}
