@@ -22,7 +22,14 @@ const tokenHeader = "Sandcall-Internal-Request"
 const HTTPPath = "/mcp"
 
 // HTTPHandler returns an http.Handler serving MCP over streamable HTTP at
-// /mcp (stateful sessions, SSE responses). Other paths are 404.
+// /mcp. Other paths are 404. Both protocol generations are served, chosen
+// per request (see versionRouter): a request of protocol 2026-07-28 or
+// later (MCP-Protocol-Version header) is stateless — no initialize, no
+// Mcp-Session-Id, its version and client capabilities in its _meta, its
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers checked against the
+// body, progress on its own response stream, cancelled (the run ends
+// E_CANCELLED) when the client closes that stream; any replica can serve
+// it. Older requests keep stateful sessions (SSE responses).
 //
 // Protections, all on:
 //   - DNS rebinding: the SDK refuses (403) a request that arrives on a
@@ -45,11 +52,18 @@ func (s *Server) HTTPHandler() http.Handler {
 	if idle < 0 {
 		idle = 0
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.maxBody,
 		SessionTimeout:      idle,
 	})
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:                       s.log,
+		MaxRequestBodyBytes:          s.maxBody,
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
+	h := &versionRouter{stateful: stateful, stateless: stateless}
 	cop := http.NewCrossOriginProtection()
 	for o := range s.origins {
 		_ = cop.AddTrustedOrigin(o) // validated in New

@@ -200,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 		// Advertise tools with listChanged even while the catalog is empty:
 		// Refresh may add tools later.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SetCacheable: s.setCacheable,
 	})
 	// Added last, so it is the outermost receiving middleware.
 	s.mcp.AddReceivingMiddleware(s.filterToolsList, s.recoverMiddleware)
