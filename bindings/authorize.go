@@ -59,6 +59,10 @@ type Decision struct {
 	RequireApproval bool
 	// LogArgs says the call's arguments may be logged in clear.
 	LogArgs bool
+	// Internal marks a denial that is the host's failure, not the policy's
+	// answer (a shared store could not be reached): the caller gets
+	// E_INTERNAL with Message and Hint instead of E_TOOL_DENIED.
+	Internal bool
 }
 
 // Authorizer is the seam where a call is allowed or not. The broker asks it

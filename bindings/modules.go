@@ -2,9 +2,14 @@ package bindings
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync"
+	"time"
+
+	"github.com/sandcall/sandcall/store"
 )
 
 // ModuleStore keeps WebAssembly modules the server has received, by the
@@ -18,6 +23,8 @@ type ModuleStore struct {
 	bytes int
 	ll    *list.List // of *storedModule, most recent first
 	m     map[string]*list.Element
+
+	shared store.Store // nil: this process only
 }
 
 type storedModule struct {
@@ -43,6 +50,12 @@ func ModuleSHA256(module []byte) string {
 // Put stores module (a copy) and returns its hash. A module larger than the
 // store is not kept.
 func (s *ModuleStore) Put(module []byte) string {
+	sha := s.putLocal(module)
+	s.putShared(sha, module)
+	return sha
+}
+
+func (s *ModuleStore) putLocal(module []byte) string {
 	sha := ModuleSHA256(module)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,4 +89,51 @@ func (s *ModuleStore) Get(sha string) ([]byte, bool) {
 	}
 	s.ll.MoveToFront(e)
 	return e.Value.(*storedModule).b, true
+}
+
+// sharedModuleTTL is how long a module stays in a shared store after it
+// was last sent.
+const sharedModuleTTL = 24 * time.Hour
+
+// NewSharedModuleStore returns a store like NewModuleStore that also keeps
+// every module in st (a store shared by replicas), so that a module sent to
+// one replica can be named by hash on any other.
+func NewSharedModuleStore(maxBytes int, st store.Store) *ModuleStore {
+	s := NewModuleStore(maxBytes)
+	s.shared = st
+	return s
+}
+
+// putShared copies module to the shared store; a failure only costs the
+// other replicas a resend, so it is not an error.
+func (s *ModuleStore) putShared(sha string, module []byte) {
+	if s.shared == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	_ = s.shared.Set(ctx, "mod:"+sha, module, sharedModuleTTL)
+}
+
+// Fetch is Get, then the shared store: a module found there (and whose
+// bytes hash to sha) is kept here too. err is set only when the shared
+// store could not be reached.
+func (s *ModuleStore) Fetch(sha string) ([]byte, bool, error) {
+	if m, ok := s.Get(sha); ok || s.shared == nil {
+		return m, ok, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	m, err := s.shared.Get(ctx, "mod:"+sha)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if ModuleSHA256(m) != sha {
+		return nil, false, nil
+	}
+	s.putLocal(m)
+	return m, true, nil
 }

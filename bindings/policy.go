@@ -49,7 +49,7 @@ func ToolMeta(t *tools.Tool) policy.ToolMeta {
 }
 
 // Authorize implements Authorizer.
-func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
+func (a *PolicyAuthorizer) Authorize(ctx context.Context, c *CallInfo) Decision {
 	req := policy.Request{
 		Caller:    string(c.Caller),
 		Tool:      c.Tool.Name,
@@ -58,9 +58,12 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 		Principal: policy.Principal{ID: c.Principal.ID, Roles: c.Principal.Roles},
 		Run:       policy.Run{ID: c.RunID, Calls: c.Calls, CallsByTool: c.CallsByTool, Elapsed: c.Elapsed},
 	}
+	if rs, ok := ctx.Value(rateStoreKey{}).(policy.RateStore); ok {
+		req.Rates = rs
+	}
 	pd := a.checker.Decide(&req)
 	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
-		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs}
+		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs, Internal: pd.Internal}
 	return d
 }
 

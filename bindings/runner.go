@@ -489,7 +489,11 @@ func (r *Runner) resolveModule(req *RunRequest) *sandbox.Error {
 		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "a wasm program needs a module",
 			Hint: "Send the module in module_base64, or name one sent before with module_sha256."}
 	}
-	m, ok := r.mods.Get(req.ModuleSHA256)
+	m, ok, err := r.mods.Fetch(req.ModuleSHA256)
+	if err != nil {
+		return &sandbox.Error{Code: sandbox.EInternal, Message: "the server's shared store is unavailable, so the module named by module_sha256 could not be loaded",
+			Hint: "Send the module itself in module_base64, or retry in a few seconds."}
+	}
 	if !ok {
 		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "the server holds no module with that module_sha256",
 			Hint: "Send the module once in module_base64; afterwards its hash is enough."}

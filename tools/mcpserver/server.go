@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -98,6 +99,12 @@ type Config struct {
 	// OutputTTL is how long a kept result stays readable. If zero, 10
 	// minutes.
 	OutputTTL time.Duration
+	// Store, if set, keeps the outputs of read_output (with their TTL and
+	// principal binding) instead of this process's memory, so that every
+	// replica sharing it can serve any ref (store.Redis). MaxOutputBytes
+	// still bounds one output; the store bounds the rest (TTL, Redis
+	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
+	Store store.Store
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -117,6 +124,7 @@ type Server struct {
 	tokens    *tokenSet // nil: HTTP is not authenticated
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
+	shared    store.Store  // nil: outputs stay in outputs
 
 	inflight sync.Map // HTTP request token → context.Context of the HTTP request
 
@@ -144,6 +152,7 @@ func New(cfg Config) (*Server, error) {
 		served:    make(map[string][]byte),
 		metrics:   cfg.Metrics,
 		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
+		shared:    cfg.Store,
 	}
 	if len(cfg.Tokens) > 0 {
 		ts, err := newTokenSet(cfg.Tokens)
