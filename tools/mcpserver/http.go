@@ -41,6 +41,11 @@ const HTTPPath = "/mcp"
 //     refuses cross-site browser POSTs (Sec-Fetch-Site).
 //   - Size: a body over Config.MaxRequestBytes is refused with 413.
 //
+// GET /healthz answers 200 while the process serves; GET /readyz 200 while
+// it takes work, 503 once Drain was called (both without authentication,
+// for probes). While draining, every new POST to /mcp gets 503 with
+// Retry-After.
+//
 // Authentication: with Config.Tokens, every request to /mcp (and /metrics)
 // needs "Authorization: Bearer <token>" with one of the tokens, or gets 401
 // with a WWW-Authenticate challenge (go-sdk's auth.RequireBearerToken); each
@@ -78,6 +83,8 @@ func (s *Server) HTTPHandler() http.Handler {
 		}
 	}
 	mux.Handle(HTTPPath, mcpH)
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	if metrics != nil {
 		mux.Handle("GET /metrics", metrics)
 	}
@@ -109,6 +116,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Header.Del(tokenHeader)
 	if r.Method == http.MethodPost {
+		if !g.s.drain.enter() {
+			refuseDraining(w)
+			return
+		}
+		defer g.s.drain.leave()
 		tok := rand.Text()
 		r.Header.Set(tokenHeader, tok)
 		g.s.inflight.Store(tok, r.Context())

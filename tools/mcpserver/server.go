@@ -126,7 +126,8 @@ type Server struct {
 	outputs   *outputStore // results cut for the model, for read_output
 	shared    store.Store  // nil: outputs stay in outputs
 
-	inflight sync.Map // HTTP request token → context.Context of the HTTP request
+	inflight sync.Map   // HTTP request token → context.Context of the HTTP request
+	drain    drainState // POSTs in flight; refusal once draining
 
 	mu       sync.Mutex        // guards served, unlisted and hidden; serializes Refresh
 	served   map[string][]byte // MCP tool name → JSON of its definition
