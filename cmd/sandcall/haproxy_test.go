@@ -41,7 +41,7 @@ rules:
 // startCluster starts Redis, two replicas (each in its own project dir with
 // the gate tool) and HAProxy. HAProxy gets its listening socket from the
 // test (bind fd@3), so it is reachable as soon as it is started.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	hp, err := exec.LookPath("haproxy")
 	if err != nil {
@@ -58,7 +58,7 @@ func startCluster(t *testing.T) *cluster {
 			}
 		}
 		c.dirs[i] = dir
-		ps[i] = serveIn(t, dir, "127.0.0.1:0", "--demo", "--config", "sandcall.yaml")
+		ps[i] = serveIn(t, dir, "127.0.0.1:0", append([]string{"--demo", "--config", "sandcall.yaml"}, extra...)...)
 	}
 	c.a, c.b = ps[0], ps[1]
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
