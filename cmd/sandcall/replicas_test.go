@@ -222,3 +222,30 @@ func textOf(res *mcp.CallToolResult) []byte {
 	}
 	return nil
 }
+
+// TestServeStdioBothGenerations: `sandcall serve` over stdio serves a
+// 2026-07-28 client (server/discover, per-request _meta) and a
+// 2025-11-25 one (initialize), each running a program.
+func TestServeStdioBothGenerations(t *testing.T) {
+	for _, proto := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(proto, func(t *testing.T) {
+			cmd := exec.Command(bin, "serve", "--demo")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+				Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
+			t.Cleanup(func() { kill(cmd) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != proto {
+				t.Fatalf("negotiated %q, want %q", got, proto)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `return (await tools.ping({n: 41}))`}})
+			if err != nil || res.IsError || !strings.Contains(string(textOf(res)), `"result":42`) {
+				t.Fatalf("run_code: %v %s", err, textOf(res))
+			}
+		})
+	}
+}
