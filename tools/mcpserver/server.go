@@ -209,7 +209,9 @@ func New(cfg Config) (*Server, error) {
 		Logger:       s.log,
 		// Advertise tools with listChanged even while the catalog is empty:
 		// Refresh may add tools later.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// prompts/list is always answered (the SDK serves it, empty): say
+		// so, as MCP 2026-07-28 requires of what a server handles.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
 		SetCacheable: s.setCacheable,
 	})
 	// Added last, so it is the outermost receiving middleware.
