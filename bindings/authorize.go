@@ -76,6 +76,10 @@ type Decision struct {
 	// Flow names the results whose labels led a rule that reads labels
 	// to deny the call or to ask for approval (policy.Decision.Flow).
 	Flow string
+	// Internal marks a denial that is the host's failure, not the policy's
+	// answer (a shared store could not be reached): the caller gets
+	// E_INTERNAL with Message and Hint instead of E_TOOL_DENIED.
+	Internal bool
 }
 
 // Authorizer is the seam where a call is allowed or not. The broker asks it

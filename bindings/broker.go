@@ -20,6 +20,7 @@ import (
 
 	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -62,6 +63,10 @@ type BrokerConfig struct {
 	// Now is the clock that decides whether a deprecated alias
 	// (tools.Alias) is still callable. If nil, time.Now.
 	Now func() time.Time
+	// Shared, if set, holds the policy's rate-limit buckets (a store shared
+	// by replicas, so that a limit of N calls holds across them). If nil,
+	// each policy counts in its own memory.
+	Shared store.Store
 }
 
 // Observer receives the outcome of every attempted call and every run, for
@@ -78,6 +83,7 @@ type Observer interface {
 // validation, authorization, budgets, dispatch, output budget and audit.
 // It is safe for concurrent use.
 type Broker struct {
+	shared    store.Store // nil: rate limits count in memory
 	catalog   *tools.Catalog
 	auth      atomic.Pointer[authorizerBox]
 	audit     *slog.Logger
@@ -102,6 +108,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		return nil, errors.New("bindings: BrokerConfig.Catalog is required")
 	}
 	b := &Broker{
+		shared:    cfg.Shared,
 		catalog:   cfg.Catalog,
 		audit:     cfg.Audit,
 		log:       cfg.Logger,
@@ -423,7 +430,11 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		if msg == "" {
 			msg = "the policy denied this call"
 		}
-		return nil, &sandbox.Error{Code: sandbox.EToolDenied, Tool: t.Name, Rule: d.Rule,
+		code := sandbox.EToolDenied
+		if d.Internal {
+			code = sandbox.EInternal
+		}
+		return nil, &sandbox.Error{Code: code, Tool: t.Name, Rule: d.Rule,
 			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: d.Hint}
 	}
 	// Validation comes after authorization: a caller the policy denies
@@ -606,6 +617,9 @@ func (b *Broker) authorize(ctx context.Context, info *CallInfo) (d Decision) {
 				Message: "the policy could not be evaluated, so the call is denied"}
 		}
 	}()
+	if b.shared != nil {
+		ctx = context.WithValue(ctx, rateStoreKey{}, sharedRates{b.shared})
+	}
 	return b.authorizer().Authorize(ctx, info)
 }
 

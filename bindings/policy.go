@@ -49,7 +49,7 @@ func ToolMeta(t *tools.Tool) policy.ToolMeta {
 }
 
 // Authorize implements Authorizer.
-func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
+func (a *PolicyAuthorizer) Authorize(ctx context.Context, c *CallInfo) Decision {
 	req := policy.Request{
 		Caller:    string(c.Caller),
 		Tool:      c.Tool.Name,
@@ -62,9 +62,12 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 		LabelSources: c.ArgFlow,
 		ArgLabels:    c.ArgLabels,
 	}
+	if rs, ok := ctx.Value(rateStoreKey{}).(policy.RateStore); ok {
+		req.Rates = rs
+	}
 	pd := a.checker.Decide(&req)
 	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
-		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs, Flow: pd.Flow}
+		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs, Flow: pd.Flow, Internal: pd.Internal}
 	return d
 }
 

@@ -492,7 +492,11 @@ func (r *Runner) resolveModule(req *RunRequest, owner string) *sandbox.Error {
 		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "a wasm program needs a module",
 			Hint: "Send the module in module_base64, or name one sent before with module_sha256."}
 	}
-	m, ok := r.mods.GetFor(owner, req.ModuleSHA256)
+	m, ok, err := r.mods.FetchFor(owner, req.ModuleSHA256)
+	if err != nil {
+		return &sandbox.Error{Code: sandbox.EInternal, Message: "the server's shared store is unavailable, so the module named by module_sha256 could not be loaded",
+			Hint: "Send the module itself in module_base64, or retry in a few seconds."}
+	}
 	if !ok {
 		// The same answer whether nobody sent it or another principal did.
 		return &sandbox.Error{Code: sandbox.EModuleInvalid, Message: "you have sent no module with that module_sha256",

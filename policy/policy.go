@@ -63,6 +63,19 @@ type Request struct {
 	// the join of their labels; an argument not in it carries Run.Label
 	// only (arg_labels in a rule joins Run.Label into each).
 	ArgLabels map[string]Label
+	// Rates, if set, holds the rate-limit buckets instead of the Checker
+	// (a store shared by replicas, so that a limit holds across them). If
+	// it fails, the call is denied with Decision.Internal set.
+	Rates RateStore
+}
+
+// RateStore holds token buckets outside the Checker: store.Store (memory
+// or Redis) through a small adapter.
+type RateStore interface {
+	// TakeRate takes one token from the bucket under key, which holds at
+	// most capacity tokens and refills at capacity per per; a new bucket is
+	// full. It reports whether there was a token.
+	TakeRate(key string, capacity int, per time.Duration) (bool, error)
 }
 
 // ToolMeta is a tool's metadata (MCP tool annotations and origin).
@@ -125,6 +138,10 @@ type Decision struct {
 	// its condition reads labels ("list_messages (call 1, untrusted)"):
 	// set on a denial or an approval such a rule caused. Empty otherwise.
 	Flow string
+	// Internal marks a denial the policy did not decide: a shared store
+	// (Request.Rates) could not be reached. The host reports it as an
+	// internal error, not as a policy denial.
+	Internal bool
 }
 
 // Checker is a compiled policy. It is immutable except for the token buckets
@@ -440,7 +457,20 @@ func (c *Checker) Decide(req *Request) (d Decision) {
 			return d
 		}
 	}
-	if r.rate != nil {
+	if r.rate != nil && req.Rates != nil {
+		ok, err := req.Rates.TakeRate(fmt.Sprintf("rate:%s:%s", r.id, req.Principal.ID), r.rate.calls, r.rate.per)
+		if err != nil {
+			return Decision{Rule: r.id, Internal: true, Reason: "rate: the shared rate store is unavailable",
+				Message: "the rate limit of " + req.Tool + " could not be checked (the shared store is unavailable), so the call was not made",
+				Hint:    "Retry in a few seconds; if it persists, the operator should check the store (store: in sandcall.yaml)."}
+		}
+		if !ok {
+			return Decision{Rule: r.id,
+				Reason:  fmt.Sprintf("rate: principal %q over %d calls per %s", capString(req.Principal.ID, 64), r.rate.calls, r.rate.per),
+				Message: fmt.Sprintf("too many calls of %s: at most %d per %s", req.Tool, r.rate.calls, r.rate.per),
+				Hint:    "Wait and try again later, or make fewer calls."}
+		}
+	} else if r.rate != nil {
 		if !c.rates.take(r, req.Principal.ID, req.Time) {
 			return Decision{Rule: r.id,
 				Reason:  fmt.Sprintf("rate: principal %q over %d calls per %s", capString(req.Principal.ID, 64), r.rate.calls, r.rate.per),

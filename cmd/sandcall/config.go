@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
@@ -52,6 +53,11 @@ type fileConfig struct {
 	ListThreshold int `yaml:"list_threshold"`
 	// HTTP holds the limits of `serve --http` (httplimits.go).
 	HTTP httpConfig `yaml:"http"`
+	// Store is where state shared by replicas lives: "memory:" (the
+	// default, this process) or "redis://host:port[/db]". With Redis, every
+	// replica naming it serves the same read_output refs, counts the same
+	// rate-limit buckets and knows the same uploaded modules.
+	Store string `yaml:"store"`
 
 	dir string
 	// parsed durations
@@ -108,6 +114,13 @@ func loadConfig(path string) (*fileConfig, error) {
 		if c.timeout, err = time.ParseDuration(c.Limits.Timeout); err != nil || c.timeout <= 0 {
 			return nil, bad("limits.timeout: want a duration such as 30s, got %q", c.Limits.Timeout)
 		}
+	}
+	if c.Store != "" {
+		st, err := store.Open(c.Store)
+		if err != nil {
+			return nil, bad("store: %v", err)
+		}
+		st.Close()
 	}
 	if c.Limits.ApprovalTimeout != "" {
 		if c.approval, err = time.ParseDuration(c.Limits.ApprovalTimeout); err != nil || c.approval <= 0 {

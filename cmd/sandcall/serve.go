@@ -39,6 +39,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	c.register(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
 	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address; requires bearer tokens (auth.tokens in the config file)")
+	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM over HTTP, how long running programs may take to finish while new requests get 503 + Retry-After")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -67,7 +68,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer closeRunner()
 	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal(),
-		ListThreshold: c.cfg.ListThreshold}
+		ListThreshold: c.cfg.ListThreshold, Store: c.shared}
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		scfg.Metrics = c.metrics
@@ -86,7 +87,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
 	if *addr != "" {
-		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, log)
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, *drain, log)
 	}
 	return serveStdio(ctx, e, srv)
 }
@@ -168,7 +169,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP at addr until ctx is done.
-func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *httpConfig, log interface {
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *httpConfig, drain time.Duration, log interface {
 	Warn(string, ...any)
 }) int {
 	host, _, err := net.SplitHostPort(addr)
@@ -214,7 +215,17 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 		return exitFailure
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Drain: /readyz turns 503 and new requests get 503 + Retry-After
+	// while running programs finish, up to the drain timeout; then the
+	// connections left (idle session streams, runs over the deadline,
+	// which end E_CANCELLED) are closed.
+	fmt.Fprintf(e.stderr, "draining: refusing new requests, waiting up to %s for running ones\n", drain)
+	dctx, dcancel := context.WithTimeout(context.Background(), drain)
+	defer dcancel()
+	if err := srv.Drain(dctx); err != nil {
+		log.Warn("drain: deadline reached with requests still running; closing them", "timeout", drain.String())
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("shutdown: closing open connections", "err", err)

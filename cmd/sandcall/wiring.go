@@ -21,6 +21,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox/process"
 	"github.com/sandcall/sandcall/sandbox/ts"
 	"github.com/sandcall/sandcall/sandbox/wasm"
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/mcpserver"
@@ -48,6 +49,7 @@ type common struct {
 
 	cfg     *fileConfig        // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
+	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()
 }
 
@@ -227,6 +229,18 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		return nil, nil, err
 	}
 	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}
+	var mods *bindings.ModuleStore
+	if c.cfg != nil && c.cfg.Store != "" && c.cfg.Store != "memory:" {
+		st, err := store.Open(c.cfg.Store)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		c.shared = st
+		c.closers = append(c.closers, func() { st.Close() })
+		bc.Shared = st
+		mods = bindings.NewSharedModuleStore(0, st)
+	}
 	if c.metrics != nil {
 		bc.Observer = c.metrics
 	}
@@ -258,7 +272,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		return nil, nil, err
 	}
 	close = func() { stopPolicy(); closeExec(); closeAll() }
-	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier,
+	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier, Modules: mods,
 		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
 	if err != nil {
 		close()

@@ -22,7 +22,14 @@ const tokenHeader = "Sandcall-Internal-Request"
 const HTTPPath = "/mcp"
 
 // HTTPHandler returns an http.Handler serving MCP over streamable HTTP at
-// /mcp (stateful sessions, SSE responses). Other paths are 404.
+// /mcp. Other paths are 404. Both protocol generations are served, chosen
+// per request (see versionRouter): a request of protocol 2026-07-28 or
+// later (MCP-Protocol-Version header) is stateless — no initialize, no
+// Mcp-Session-Id, its version and client capabilities in its _meta, its
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers checked against the
+// body, progress on its own response stream, cancelled (the run ends
+// E_CANCELLED) when the client closes that stream; any replica can serve
+// it. Older requests keep stateful sessions (SSE responses).
 //
 // Protections, all on:
 //   - DNS rebinding: the SDK refuses (403) a request that arrives on a
@@ -36,6 +43,11 @@ const HTTPPath = "/mcp"
 //   - Rate: with Config.RateLimit, a request over its principal's allowance
 //     is refused with 429 and Retry-After (after authentication).
 //
+// GET /healthz answers 200 while the process serves; GET /readyz 200 while
+// it takes work, 503 once Drain was called (both without authentication,
+// for probes). While draining, every new POST to /mcp gets 503 with
+// Retry-After.
+//
 // Authentication: with Config.Tokens, every request to /mcp (and /metrics)
 // needs "Authorization: Bearer <token>" with one of the tokens, or gets 401
 // with a WWW-Authenticate challenge (go-sdk's auth.RequireBearerToken); each
@@ -47,11 +59,18 @@ func (s *Server) HTTPHandler() http.Handler {
 	if idle < 0 {
 		idle = 0
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.maxBody,
 		SessionTimeout:      idle,
 	})
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:                       s.log,
+		MaxRequestBodyBytes:          s.maxBody,
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
+	h := &versionRouter{stateful: stateful, stateless: stateless}
 	cop := http.NewCrossOriginProtection()
 	for o := range s.origins {
 		_ = cop.AddTrustedOrigin(o) // validated in New
@@ -67,6 +86,8 @@ func (s *Server) HTTPHandler() http.Handler {
 		mux.HandleFunc("GET "+prmPath, resourceMetadata)
 	}
 	mux.Handle(HTTPPath, mcpH)
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	if metrics != nil {
 		mux.Handle("GET /metrics", metrics)
 	}
@@ -98,6 +119,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Header.Del(tokenHeader)
 	if r.Method == http.MethodPost {
+		if !g.s.drain.enter() {
+			refuseDraining(w)
+			return
+		}
+		defer g.s.drain.leave()
 		tok := rand.Text()
 		r.Header.Set(tokenHeader, tok)
 		g.s.inflight.Store(tok, r.Context())

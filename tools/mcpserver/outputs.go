@@ -262,7 +262,7 @@ func (s *Server) readOutputTool() toolDef {
 }
 
 // handleReadOutput is read_output's handler.
-func (s *Server) handleReadOutput(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) handleReadOutput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	bad := func(path, msg, hint string) (*mcp.CallToolResult, error) {
 		return errorResult(&sandbox.Error{Code: sandbox.EToolArgs, Tool: ReadOutputName, Path: path, Message: msg, Hint: hint}), nil
 	}
@@ -299,7 +299,11 @@ func (s *Server) handleReadOutput(_ context.Context, req *mcp.CallToolRequest) (
 		}
 		limit = int(v)
 	}
-	data, ok := s.outputs.get(s.principalFor(req).ID, a.Ref)
+	data, meta, ok, err := s.loadOutput(ctx, s.principalFor(req).ID, a.Ref)
+	if err != nil {
+		s.log.Warn("mcpserver: read_output: shared store unavailable", "err", err)
+		return errorResult(storeUnavailable(ReadOutputName)), nil
+	}
 	if !ok {
 		return bad("/ref", "no output is kept under this ref: it expired, was evicted to make room, or was never issued to you",
 			"Run the program again for a new output_ref, and read it soon; or return less from the program so nothing is cut.")
@@ -314,7 +318,7 @@ func (s *Server) handleReadOutput(_ context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(internalError()), nil
 	}
-	return withMeta(jsonResult(b, false), s.outputs.metaOf(s.principalFor(req).ID, a.Ref)), nil
+	return withMeta(jsonResult(b, false), meta), nil
 }
 
 // pageOf returns the page of data from offset (moved forward to the start

@@ -155,13 +155,13 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	if res.Whole != nil {
 		// The result was cut to its first page: keep the whole for
 		// read_output. If the store cannot take it, the page stands alone.
-		if ref, ok := s.outputs.putMeta(principal.ID, res.Whole, res.Meta); ok {
+		if ref, ok := s.keepOutput(ctx, principal.ID, res.Whole, res.Meta); ok {
 			res.OutputRef = ref
 		}
 		res.Whole = nil
 	}
 	if res.WholeLogs != nil {
-		if ref, ok := s.outputs.putMeta(principal.ID, res.WholeLogs, res.Meta); ok {
+		if ref, ok := s.keepOutput(ctx, principal.ID, res.WholeLogs, res.Meta); ok {
 			res.LogsRef = ref
 		}
 		res.WholeLogs = nil

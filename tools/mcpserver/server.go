@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -101,6 +102,12 @@ type Config struct {
 	// RateLimit, if set, limits HTTP requests per principal (HTTPHandler):
 	// one over the allowance gets 429 with Retry-After. If nil, no limit.
 	RateLimit RateLimiter
+	// Store, if set, keeps the outputs of read_output (with their TTL and
+	// principal binding) instead of this process's memory, so that every
+	// replica sharing it can serve any ref (store.Redis). MaxOutputBytes
+	// still bounds one output; the store bounds the rest (TTL, Redis
+	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
+	Store store.Store
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -121,8 +128,10 @@ type Server struct {
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
 	rate      RateLimiter  // nil: no transport rate limit
+	shared    store.Store  // nil: outputs stay in outputs
 
-	inflight sync.Map // HTTP request token → context.Context of the HTTP request
+	inflight sync.Map   // HTTP request token → context.Context of the HTTP request
+	drain    drainState // POSTs in flight; refusal once draining
 
 	mu       sync.Mutex        // guards served, unlisted and hidden; serializes Refresh
 	served   map[string][]byte // MCP tool name → JSON of its definition
@@ -149,6 +158,7 @@ func New(cfg Config) (*Server, error) {
 		served:    make(map[string][]byte),
 		metrics:   cfg.Metrics,
 		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
+		shared:    cfg.Store,
 	}
 	if len(cfg.Tokens) > 0 {
 		ts, err := newTokenSet(cfg.Tokens)
@@ -204,7 +214,10 @@ func New(cfg Config) (*Server, error) {
 		Logger:       s.log,
 		// Advertise tools with listChanged even while the catalog is empty:
 		// Refresh may add tools later.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// prompts/list is always answered (the SDK serves it, empty): say
+		// so, as MCP 2026-07-28 requires of what a server handles.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
+		SetCacheable: s.setCacheable,
 	})
 	// Added last, so it is the outermost receiving middleware.
 	s.mcp.AddReceivingMiddleware(s.filterToolsList, s.recoverMiddleware)
