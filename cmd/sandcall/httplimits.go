@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
@@ -68,12 +69,18 @@ func (h *httpConfig) check() error {
 	return nil
 }
 
-// rateLimiter is the configured transport rate limit, nil when off.
-func (h *httpConfig) rateLimiter() mcpserver.RateLimiter {
+// rateLimiter is the configured transport rate limit, nil when off. With
+// a shared store (store: in sandcall.yaml) the buckets live there, so the
+// limit holds across replicas.
+func (h *httpConfig) rateLimiter(shared store.Store) mcpserver.RateLimiter {
 	if h.RateLimit.PerSecond < 0 {
 		return nil
 	}
-	return mcpserver.NewTokenBucket(h.RateLimit.PerSecond, h.RateLimit.Burst)
+	local := mcpserver.NewTokenBucket(h.RateLimit.PerSecond, h.RateLimit.Burst)
+	if shared == nil {
+		return local
+	}
+	return &mcpserver.SharedRateLimiter{Store: shared, PerSecond: h.RateLimit.PerSecond, Burst: h.RateLimit.Burst, Local: local}
 }
 
 // bodyDeadline reads a request's body within d of the request's start (the

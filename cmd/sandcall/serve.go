@@ -72,7 +72,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		scfg.Metrics = c.metrics
-		scfg.RateLimit = c.cfg.HTTP.rateLimiter()
+		scfg.RateLimit = c.cfg.HTTP.rateLimiter(c.shared)
 	}
 	srv, err := mcpserver.New(scfg)
 	if err != nil {

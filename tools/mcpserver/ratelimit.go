@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -87,4 +88,35 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// SharedRateLimiter is a RateLimiter whose buckets live in a store shared
+// by replicas (store.Redis), so that a principal's allowance holds across
+// them, counted on the store's clock. When the store cannot be reached it
+// falls back to a bucket of this replica's own (Local) rather than refusing
+// every request: a store outage then loosens the limit to one allowance
+// per replica, it never takes the service down.
+type SharedRateLimiter struct {
+	Store interface {
+		Take(ctx context.Context, key string, capacity int, per time.Duration) (bool, error)
+	}
+	PerSecond float64
+	Burst     int
+	Local     *TokenBucket // the fallback; required
+}
+
+// Allow implements RateLimiter.
+func (s *SharedRateLimiter) Allow(key string) (bool, time.Duration) {
+	burst := max(s.Burst, 1)
+	per := time.Duration(float64(burst) / s.PerSecond * float64(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	ok, err := s.Store.Take(ctx, "rl:http:"+key, burst, per)
+	if err != nil {
+		return s.Local.Allow(key)
+	}
+	if ok {
+		return true, 0
+	}
+	return false, time.Duration(math.Ceil(float64(time.Second) / s.PerSecond))
 }
