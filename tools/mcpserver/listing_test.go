@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/policy"
@@ -188,8 +189,13 @@ rules:
 		t.Fatalf("describe_tools failed: %v", res.Content)
 	}
 	var dr bindings.DescribeResult
-	if err := json.Unmarshal(textJSON(t, res), &dr); err != nil {
+	sb, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(sb, &dr); err != nil {
 		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "// Call in a run_code program: await tools."+sr.Tools[0].Name) ||
+		!strings.Contains(text, "\n"+sr.Tools[0].Name+"(args?: {") {
+		t.Errorf("describe_tools' text block is not the plain declarations:\n%s", text)
 	}
 	if !strings.Contains(dr.Declarations, sr.Tools[0].Name+"(args?: {") || !strings.Contains(dr.Declarations, "deployment?: string;") {
 		t.Errorf("declarations:\n%s", dr.Declarations)
