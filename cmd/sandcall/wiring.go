@@ -198,13 +198,14 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	// retried in the background. Their tool definitions are pinned in
 	// .sandcall/pins.json (see tools_approve.go). Not in a sandcall that is
 	// itself an upstream of another: no recursion.
+	var set *upstream.Set
 	if os.Getenv(upstream.NestedEnv) == "" {
 		pins, err := upstream.OpenPins(upstream.DefaultPinFile, false)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
+		set = upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)
@@ -226,6 +227,9 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	if err != nil {
 		closeAll()
 		return nil, nil, err
+	}
+	if set != nil {
+		broker.SetUnavailable(disabledUpstream(set))
 	}
 	// search_tools and describe_tools (DESIGN.md §3). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
@@ -335,4 +339,22 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		return nil, "", nil, err
 	}
 	return pool, rep.Tier(), func() { _ = pool.Close() }, nil
+}
+
+// disabledUpstream tells the broker why a call names an upstream tool that
+// set disabled (its definition changed since it was approved), and how an
+// operator re-enables it.
+func disabledUpstream(set *upstream.Set) func(string) (bindings.Unavailability, bool) {
+	return func(name string) (bindings.Unavailability, bool) {
+		srv, ok := set.Disabled()[name]
+		if !ok {
+			return bindings.Unavailability{}, false
+		}
+		return bindings.Unavailability{
+			Message: fmt.Sprintf("tool %s of server %q is disabled: its definition changed since it was approved", name, srv),
+			Hint: "A person re-enables it after reviewing the change with `sandcall tools approve " + name +
+				"`; until then tell the user, or use another tool.",
+			Rule: "upstream.pin_changed",
+		}, true
+	}
 }
