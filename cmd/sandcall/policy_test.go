@@ -70,8 +70,13 @@ func TestPolicyExplain(t *testing.T) {
 	}
 	stdout, _, code = sandcall(t, "", "policy", "explain", "--demo", "--tool", "get_expenses", "--caller", "code")
 	if code != 0 || !strings.Contains(stdout, "decision:  allow\n") || !strings.Contains(stdout, "rule:      default\n") ||
-		!strings.Contains(stdout, "(read-only, idempotent)") {
+		!strings.Contains(stdout, "(read-only, idempotent, source builtin)") || !strings.Contains(stdout, "exists:    yes") {
 		t.Errorf("explain --demo: exit %d\n%s", code, stdout)
+	}
+	// A tool that does not exist is said so, with the closest names.
+	stdout, _, code = sandcall(t, "", "policy", "explain", "--demo", "--tool", "get_expense", "--caller", "code")
+	if code != 1 || !strings.Contains(stdout, "exists:    no — no tool named get_expense") || !strings.Contains(stdout, "did you mean get_expenses") {
+		t.Errorf("explain of a missing tool: exit %d\n%s", code, stdout)
 	}
 	if _, _, code := sandcall(t, "", "policy", "explain", "--tool", "x", "--caller", "robot"); code != 2 {
 		t.Errorf("bad caller: exit %d", code)

@@ -23,7 +23,6 @@ import (
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/mcpserver"
-	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // common holds the flags shared by serve and run.
@@ -42,6 +41,7 @@ type common struct {
 	toolsDir     string
 	toolsTimeout time.Duration
 	localSet     *local.Set
+	localFinds   []local.Finding // what loading the directory found (skipped files too)
 
 	cfg     *fileConfig        // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
@@ -179,41 +179,23 @@ func (c *common) catalogTools() []*tools.Tool {
 	return c.localTools(ts)
 }
 
-// newRunner wires a catalog of ts, a broker with the default policy, and
-// the executor of c's isolation tier. close releases the executor (it kills
+// newRunner wires the catalog assemble builds from ts (with the upstream
+// servers, the discovery tools and c's policy) and the executor of c's
+// isolation tier. close releases the executor (it kills
 // the worker pool); call it when done.
 func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runner, close func(), err error) {
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		return nil, nil, err
-	}
 	closeAll := func() {
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			c.closers[i]()
 		}
 		c.closers = nil
 	}
-	// Upstream MCP servers from .mcp.json and friends in the working
-	// directory; a bad server is skipped with a warning, an unreachable one
-	// retried in the background. Their tool definitions are pinned in
-	// .sandcall/pins.json (see tools_approve.go). Not in a sandcall that is
-	// itself an upstream of another: no recursion.
-	var set *upstream.Set
-	if os.Getenv(upstream.NestedEnv) == "" {
-		pins, err := upstream.OpenPins(upstream.DefaultPinFile, false)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		set = upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
-		c.closers = append(c.closers, set.Close)
-	}
 	audit, err := c.auditLogger(os.Stderr)
 	if err != nil {
 		closeAll() // the upstream servers already started
 		return nil, nil, err
 	}
-	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}
+	bc := bindings.BrokerConfig{Logger: log, Audit: audit}
 	if c.metrics != nil {
 		bc.Observer = c.metrics
 	}
@@ -223,31 +205,18 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		limits.MemoryBytes = int64(cfg.Limits.MemoryMB) << 20
 		limits.MaxCalls = cfg.Limits.MaxCalls
 	}
-	broker, err := bindings.NewBroker(bc)
+	broker, _, err := assemble(ts, c, live, bc, log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	if set != nil {
-		broker.SetUnavailable(disabledUpstream(set))
-	}
-	// search_tools and describe_tools (DESIGN.md §3). A tool already named
-	// so (a local script, say) keeps the name, and discovery is off.
-	if err := bindings.AddDiscovery(broker); err != nil {
-		log.Warn("discovery tools not added", "err", err.Error())
-	}
-	stopPolicy, err := keepPolicy(c.policy, broker, log)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
+	cat := broker.Catalog()
 	exec, tier, closeExec, err := newExecutor(c, limits.Resolve(), log)
 	if err != nil {
-		stopPolicy()
 		closeAll()
 		return nil, nil, err
 	}
-	close = func() { stopPolicy(); closeExec(); closeAll() }
+	close = func() { closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier,
 		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
 	if err != nil {
@@ -339,22 +308,4 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		return nil, "", nil, err
 	}
 	return pool, rep.Tier(), func() { _ = pool.Close() }, nil
-}
-
-// disabledUpstream tells the broker why a call names an upstream tool that
-// set disabled (its definition changed since it was approved), and how an
-// operator re-enables it.
-func disabledUpstream(set *upstream.Set) func(string) (bindings.Unavailability, bool) {
-	return func(name string) (bindings.Unavailability, bool) {
-		srv, ok := set.Disabled()[name]
-		if !ok {
-			return bindings.Unavailability{}, false
-		}
-		return bindings.Unavailability{
-			Message: fmt.Sprintf("tool %s of server %q is disabled: its definition changed since it was approved", name, srv),
-			Hint: "A person re-enables it after reviewing the change with `sandcall tools approve " + name +
-				"`; until then tell the user, or use another tool.",
-			Rule: "upstream.pin_changed",
-		}, true
-	}
 }
