@@ -2,34 +2,52 @@
 // facing hundreds of tools can find the few it needs without reading every
 // schema (the search_tools tool and tools.$search in programs).
 //
-// Ranking is BM25F: each tool is a document of four fields with weights —
-// its name (3), its summary (the first sentence of its description, 2), its
-// parameters' names, descriptions and enum values (1.5) and its whole
-// description (1) — scored with per-field length normalization. Text is cut
-// into words at spaces, punctuation, snake_case and camelCase, lower-cased,
-// stripped of English stop words, lightly stemmed (plurals, -ing, -ed, a
-// final e); a short table folds common verbs, synonyms and phrasal verbs
-// to one form (fetch, retrieve, show → get; remove, erase → delete; parcel,
-// shipment → package; shut down → stop; PR → pull request; …).
+// # Ranking
 //
-// A relevance floor drops weak matches: a tool must share with the query at
-// least one word that at most a tenth of the catalog (or three tools) uses,
-// and score at least a third of the best tool. Better nothing than five
-// tools that share one common word with the query.
+// Each tool is a document of five fields, scored with BM25F (per-field
+// weights and length normalization):
+//
+//   - the action words of its name (weight 4): the name less its family
+//     prefix, so github_create_pull_request is "create pull request";
+//   - its family (1): the upstream server it comes from, or a name prefix
+//     that at least two tools share ("github"), a field of its own so that
+//     naming the server helps without every tool of the server matching
+//     every query through it;
+//   - its summary, the first sentence of its description (2);
+//   - the rest of its description (0.8);
+//   - its parameters' names, descriptions and enum values (0.5): what a
+//     tool acts on with, weighted below what it does, so "port" or
+//     "button" in a query does not outrank the action.
+//
+// Text is cut into words at spaces, punctuation, snake_case and camelCase,
+// lower-cased, stripped of English stop words and lightly stemmed (plurals,
+// -ing, -ed, a final e). Abbreviations expand (PR → pull request, repo →
+// repository, k8s ↔ kubernetes, dir → directory) and a few two-word verbs
+// fold to one (log in → signin, set up → create), matched as whole words.
+// A short table of general synonyms (fetch, retrieve, read ~ get; remove ~
+// delete; folder ~ directory; …) is applied to the query only and softly:
+// a synonym counts 0.6 of the word itself, so a tool that uses the query's
+// own word ranks first.
+//
+// # Confidence
+//
+// Every hit gets a confidence in [0, 1]: how much of the query the tool
+// covers (each query word weighted by its rarity in the catalog, a word
+// the catalog never uses counting as the rarest, a match in the name or
+// summary counting more than one in a parameter), and how much of the
+// tool's name the query covers. A tool below MinConfidence, or scoring
+// under a third of the best tool, is dropped: when nothing fits, the
+// answer is empty rather than five tools that share one word with the
+// query. A query naming a tool exactly ranks it first.
 //
 // # Quality
 //
-// On a fixture of 202 tools in 30 families with overlapping vocabulary
-// (testdata/catalog.txt), the right tool is in the top 3 for 53 of 54
-// search queries phrased as a model writes them (testdata/queries.txt) and
-// for 36 of 48 conversational requests passed verbatim
-// (testdata/utterances.txt); TestQuality reports both. Lexical ranking
-// cannot bridge words a tool never uses ("how much does Tom earn" finds
-// the salary tool only through the synonym table); the table was written
-// against the conversational set's misses, so that figure is optimistic.
+// See TestQuality and TestRealCatalog: the figures are in their package
+// documentation below, measured on the fixtures of testdata/.
 //
 // An Index is built once for a set of tools and is immutable; Live keeps one
-// in step with a tools.Catalog, rebuilding lazily after the catalog changes.
+// in step with a tools.Catalog, rebuilding it eagerly (in the background)
+// after the catalog changes.
 package search
 
 import (
@@ -37,6 +55,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,68 +74,100 @@ const (
 	MaxFieldBytes = 8 << 10
 )
 
+// MinConfidence is the least confidence of a hit (see the package doc).
+var MinConfidence = 0.3
+
+var unknownWeight = 0.5
+
 // fields of a document, with their weights and length normalization.
 const (
 	fName = iota
+	fFamily
 	fSummary
-	fParams
 	fDesc
+	fParams
 	nFields
 )
 
 var (
-	weights = [nFields]float64{3, 2, 1.5, 1}
-	bNorm   = [nFields]float64{0.5, 0.75, 0.75, 0.75}
+	weights = [nFields]float64{4, 1, 2, 0.8, 0.5}
+	bNorm   = [nFields]float64{0.3, 0, 0.5, 0.75, 0.75}
+	// strength is how much a match in each field counts toward the
+	// query's coverage.
+	strength = [nFields]float64{1, 1, 1, 0.7, 0.4}
 )
 
-const k1 = 1.2
-
-// Floors: see the package comment.
 const (
-	minCoverage = 0.0
+	k1 = 1.2
+	// synonymWeight is what a synonym of a query word counts, relative to
+	// the word itself.
+	synonymWeight = 0.6
+	// minRelative is the least score of a hit relative to the best one.
 	minRelative = 0.33
+	// A query is too vague when more than max(vagueMin, a 25th of the
+	// catalog) tools score within vagueRatio of the best.
+	vagueRatio = 0.85
+	vagueMin   = 8
 )
 
 // Index is an immutable BM25F index of a set of tools. It is safe for
 // concurrent use.
 type Index struct {
 	docs   []doc
-	df     map[string]int
+	post   map[string][]posting
 	avgLen [nFields]float64
 	byName map[string]int
 }
 
 type doc struct {
 	tool *tools.Tool
-	tf   map[string]*[nFields]float64
-	len  [nFields]float64
+	len  [nFields]float32
+	name []string // distinct terms of the name's action words
+}
+
+type posting struct {
+	doc int32
+	tf  [nFields]float32
 }
 
 // New indexes ts.
 func New(ts []*tools.Tool) *Index {
-	ix := &Index{docs: make([]doc, 0, len(ts)), df: map[string]int{}, byName: map[string]int{}}
-	var total [nFields]float64
+	ix := &Index{docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}}
+	var valid []*tools.Tool
 	for _, t := range ts {
-		if t == nil {
-			continue
+		if t != nil {
+			valid = append(valid, t)
 		}
-		d := doc{tool: t, tf: map[string]*[nFields]float64{}}
-		texts := [nFields]string{t.Name, t.Summary(), paramText(t.InputSchema), t.Description}
+	}
+	fams := familiesOf(valid)
+	var total [nFields]float64
+	tf := map[string]*[nFields]float32{}
+	for i, t := range valid {
+		d := doc{tool: t}
+		fam, action := fams[i].family, fams[i].action
+		summary := t.Summary()
+		rest := strings.TrimPrefix(strings.TrimSpace(t.Description), strings.TrimSpace(summary))
+		texts := [nFields]string{action, fam, summary, rest, paramText(t.InputSchema)}
+		clear(tf)
 		for f, text := range texts {
 			for _, w := range Terms(capText(text, MaxFieldBytes)) {
-				c := d.tf[w]
+				c := tf[w]
 				if c == nil {
-					c = new([nFields]float64)
-					d.tf[w] = c
+					c = new([nFields]float32)
+					tf[w] = c
 				}
 				c[f]++
 				d.len[f]++
 			}
-			total[f] += d.len[f]
+			total[f] += float64(d.len[f])
 		}
-		for w := range d.tf {
-			ix.df[w]++
+		for w, c := range tf {
+			ix.post[w] = append(ix.post[w], posting{doc: int32(len(ix.docs)), tf: *c})
+			if c[fName] > 0 {
+				d.name = append(d.name, w)
+			}
 		}
+		sort.Strings(d.name)
 		ix.byName[t.Name] = len(ix.docs)
 		ix.docs = append(ix.docs, d)
 	}
@@ -138,67 +189,166 @@ func (ix *Index) Len() int { return len(ix.docs) }
 type Hit struct {
 	Tool  *tools.Tool
 	Score float64
+	// Confidence is how well the tool fits the query, from 0 to 1 (see
+	// the package doc); 1 for a query naming the tool exactly.
+	Confidence float64
 }
 
-// Search returns the tools that match query above the relevance floor, best
-// first, at most limit of them (all if limit ≤ 0), and how many matched in
-// all. keep, if not nil, restricts the search to the tools it accepts (the
-// ones the caller may call, say); the others are neither returned nor
-// counted. A query naming a tool exactly ranks that tool first.
+// group is one query word with its synonyms.
+type group struct {
+	terms  []string  // the word, then its synonyms
+	weight []float64 // 1 for the word, synonymWeight for a synonym
+	idf    []float64
+	cover  float64 // the group's weight in the query's coverage
+}
+
+// Search returns the tools that match query above the confidence floor,
+// best first, at most limit of them (all if limit ≤ 0), and how many
+// matched in all. keep, if not nil, restricts the search to the tools it
+// accepts (the ones the caller may call, say); the others are neither
+// returned nor counted. A query naming a tool exactly ranks that tool
+// first.
 func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (hits []Hit, total int) {
 	query = capText(query, MaxQueryBytes)
-	terms := dedupe(Terms(query))
-	if len(terms) > MaxQueryTerms {
-		terms = terms[:MaxQueryTerms]
-	}
 	exact := -1
 	for _, w := range strings.Fields(query) {
-		if i, ok := ix.byName[strings.Trim(w, "`'\".,;:()")]; ok {
+		w = strings.TrimSuffix(strings.TrimPrefix(strings.Trim(w, "`'\".,;:!?"), "tools."), "()")
+		if i, ok := ix.byName[w]; ok {
 			exact = i
 			break
 		}
 	}
-	if len(terms) == 0 && exact < 0 {
+	terms := dedupe(append(Terms(query), ix.compounds(query)...))
+	if len(terms) > MaxQueryTerms {
+		terms = terms[:MaxQueryTerms]
+	}
+	if (len(terms) == 0 && exact < 0) || len(ix.docs) == 0 {
 		return nil, 0
 	}
 	n := float64(len(ix.docs))
-	idf := make([]float64, len(terms))
-	for i, w := range terms {
-		df := float64(ix.df[w])
-		idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	idfOf := func(w string) float64 {
+		df := float64(len(ix.post[w]))
+		return math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
-	// A match must share with the query at least one word that at most a
-	// tenth of the tools use (three, in a small catalog): common words
-	// alone ("get", "list", "name") match too much to mean anything.
-	common := max(3, n/10)
-	floor := math.Log(1 + (n-common+0.5)/(common+0.5))
+	maxIDF := math.Log(1 + (n+0.5)/0.5)
+	inQuery := map[string]float64{} // term → its weight as a query word or synonym
+	groups := make([]group, 0, len(terms))
+	for _, w := range terms {
+		inQuery[w] = 1
+	}
+	for _, w := range terms {
+		g := group{terms: []string{w}, weight: []float64{1}, idf: []float64{idfOf(w)}}
+		for _, s := range synonyms[w] {
+			if _, ok := inQuery[s]; ok {
+				continue
+			}
+			g.terms = append(g.terms, s)
+			g.weight = append(g.weight, synonymWeight)
+			g.idf = append(g.idf, idfOf(s))
+			inQuery[s] = max(inQuery[s], synonymWeight)
+		}
+		// A word the catalog never uses weighs as the rarest (it is what
+		// no tool does), unless a synonym stands for it.
+		g.cover = unknownWeight * maxIDF
+		if len(ix.post[w]) > 0 {
+			g.cover = g.idf[0]
+		} else {
+			for i, s := range g.terms[1:] {
+				if len(ix.post[s]) > 0 {
+					g.cover = min(g.cover, g.idf[i+1])
+				}
+			}
+		}
+		groups = append(groups, g)
+	}
+	var coverTotal float64
+	// specific: some query word other than a generic verb (get, show,
+	// create, …) is used by at most an eighth of the catalog. A query of common words only ("get the list of names")
+	// fits a tool only when it says most of the tool's name ("create pull
+	// request" for create_pull_request, in a catalog where every tool of a
+	// large family speaks of pull requests).
+	specific := false
+	for _, g := range groups {
+		coverTotal += g.cover
+		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && !verbs[g.terms[0]] {
+			specific = true
+		}
+	}
+
+	// Per document: the best score and coverage of each group.
+	nd := len(ix.docs)
+	score := make([]float64, nd)
+	cover := make([]float64, nd)
+	gScore := make([]float64, nd)
+	gCover := make([]float64, nd)
+	touched := make([]bool, nd)
+	var seen []int32
+	for _, g := range groups {
+		clear(gScore)
+		clear(gCover)
+		var gDocs []int32
+		for j, w := range g.terms {
+			for _, p := range ix.post[w] {
+				d := &ix.docs[p.doc]
+				var tfc, str float64
+				for f := 0; f < nFields; f++ {
+					if p.tf[f] > 0 {
+						tfc += weights[f] * float64(p.tf[f]) / (1 - bNorm[f] + bNorm[f]*float64(d.len[f])/ix.avgLen[f])
+						str = max(str, strength[f])
+					}
+				}
+				s := g.weight[j] * g.idf[j] * tfc * (k1 + 1) / (k1 + tfc)
+				if gScore[p.doc] == 0 && gCover[p.doc] == 0 {
+					gDocs = append(gDocs, p.doc)
+				}
+				gScore[p.doc] = max(gScore[p.doc], s)
+				gCover[p.doc] = max(gCover[p.doc], g.weight[j]*str)
+			}
+		}
+		for _, i := range gDocs {
+			score[i] += gScore[i]
+			cover[i] += gCover[i] * g.cover
+			if !touched[i] {
+				touched[i] = true
+				seen = append(seen, i)
+			}
+		}
+	}
+	if exact >= 0 && !touched[exact] {
+		seen = append(seen, int32(exact))
+	}
+
 	var all []Hit
-	for i := range ix.docs {
+	for _, i := range seen {
 		d := &ix.docs[i]
 		if keep != nil && !keep(d.tool) {
 			continue
 		}
-		var score, rarest float64
-		for j, w := range terms {
-			c := d.tf[w]
-			if c == nil {
-				continue
-			}
-			var tf float64
-			for f := 0; f < nFields; f++ {
-				if c[f] > 0 {
-					tf += weights[f] * c[f] / (1 - bNorm[f] + bNorm[f]*d.len[f]/ix.avgLen[f])
-				}
-			}
-			score += idf[j] * tf * (k1 + 1) / (k1 + tf)
-			rarest = max(rarest, idf[j])
+		qcov := 0.0
+		if coverTotal > 0 {
+			qcov = cover[i] / coverTotal
 		}
-		if i == exact {
-			score += 1e6
-		} else if score == 0 || rarest < floor {
+		// How much of the tool's name the query says.
+		var nameIDF, nameHit float64
+		for _, w := range d.name {
+			x := idfOf(w)
+			nameIDF += x
+			nameHit += x * inQuery[w]
+		}
+		ncov := 0.0
+		if nameIDF > 0 {
+			ncov = nameHit / nameIDF
+		}
+		conf := min(1, 0.65*qcov+0.35*ncov)
+		s := score[i] * (0.5 + qcov) * (0.75 + 0.5*ncov)
+		if int(i) == exact {
+			all = append(all, Hit{Tool: d.tool, Score: 1e6 + s, Confidence: 1})
 			continue
 		}
-		all = append(all, Hit{Tool: d.tool, Score: score})
+		if s == 0 || conf < MinConfidence || !specific && ncov < 0.75 {
+			continue
+		}
+		all = append(all, Hit{Tool: d.tool, Score: s, Confidence: conf})
 	}
 	if len(all) == 0 {
 		return nil, 0
@@ -210,20 +360,113 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		return all[i].Tool.Name < all[j].Tool.Name
 	})
 	best := all[0].Score
-	if best >= 1e6 && len(all) > 1 {
-		best = all[1].Score // the exact name does not raise the floor of the rest
+	if best >= 1e6 {
+		best = 0 // the exact name does not raise the floor of the rest
+		if len(all) > 1 {
+			best = all[1].Score
+		}
 	}
 	out := all[:0]
+	close := 0
 	for i, h := range all {
 		if i == 0 || h.Score >= minRelative*best {
 			out = append(out, h)
 		}
+		if h.Score >= vagueRatio*best && h.Score < 1e6 {
+			close++
+		}
+	}
+	// A query that many tools fit about equally ("list", "get the names")
+	// tells them apart no better than no query: nothing fits it.
+	if best > 0 && close > max(vagueMin, len(ix.docs)/25) {
+		if all[0].Score < 1e6 {
+			return nil, 0
+		}
+		out = out[:1]
 	}
 	total = len(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
 	return out, total
+}
+
+// compounds returns the index terms that two adjacent words of query
+// make when joined ("on call" → oncall, "web hook" → webhook), when the
+// index has them.
+func (ix *Index) compounds(query string) []string {
+	ws := words(query)
+	var out []string
+	for i := 0; i+1 < len(ws) && i < 2*MaxQueryTerms; i++ {
+		j := stem(strings.ToLower(ws[i] + ws[i+1]))
+		if _, ok := ix.post[j]; ok {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// family is a tool's family and the action words of its name.
+type family struct{ family, action string }
+
+// familiesOf splits each tool's name into its family and action words:
+// the family is the upstream server the tool comes from when the name
+// starts with it, else a first name word that at least two tools share and
+// that is not a verb (github_…, k8s_…); the action is the rest of the name.
+func familiesOf(ts []*tools.Tool) []family {
+	first := map[string]int{}
+	for _, t := range ts {
+		if ws := nameWords(t.Name); len(ws) > 1 {
+			first[ws[0]]++
+		}
+	}
+	out := make([]family, len(ts))
+	for i, t := range ts {
+		ws := nameWords(t.Name)
+		var fam []string
+		if src := t.Source; src != "" && src != "builtin" && src != "local" {
+			sw := nameWords(src)
+			if len(ws) > len(sw) && equalPrefix(ws, sw) {
+				fam, ws = ws[:len(sw)], ws[len(sw):]
+			} else {
+				fam = sw
+			}
+		} else if len(ws) > 1 && first[ws[0]] >= 2 && !isVerb(ws[0]) {
+			fam, ws = ws[:1], ws[1:]
+		}
+		out[i] = family{family: strings.Join(fam, " "), action: strings.Join(ws, " ")}
+	}
+	return out
+}
+
+// nameWords splits a name into lower-case words (snake_case, camelCase,
+// kebab-case, dots).
+func nameWords(name string) []string {
+	ws := words(name)
+	for i, w := range ws {
+		ws[i] = strings.ToLower(w)
+	}
+	return ws
+}
+
+func equalPrefix(ws, prefix []string) bool {
+	for i, p := range prefix {
+		if ws[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// isVerb reports whether w (a name word) is a verb a tool name starts with
+// (get_…, list_…), never a family.
+func isVerb(w string) bool {
+	t := Terms(w)
+	if len(t) != 1 {
+		return false
+	}
+	_, ok := verbs[t[0]]
+	return ok
 }
 
 // paramText is the text of a tool's parameters: names, descriptions and
@@ -235,7 +478,13 @@ func paramText(s *jsonschema.Schema) string {
 		if s == nil || depth > 2 || b.Len() > MaxFieldBytes {
 			return
 		}
-		for name, p := range s.Properties {
+		names := make([]string, 0, len(s.Properties))
+		for name := range s.Properties {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			p := s.Properties[name]
 			b.WriteString(name)
 			b.WriteByte(' ')
 			if p == nil {
@@ -259,14 +508,22 @@ func paramText(s *jsonschema.Schema) string {
 
 // Terms returns the index terms of text, in order: words cut at
 // non-alphanumerics, snake_case and camelCase, lower-cased, without stop
-// words, stemmed and with common verbs folded.
+// words, with two-word verbs folded and abbreviations expanded, stemmed.
 func Terms(text string) []string {
 	var out []string
 	ws := words(text)
 	for i, w := range ws {
 		ws[i] = strings.ToLower(w)
 	}
-	for _, w := range strings.Fields(phrases.Replace(strings.Join(ws, " "))) {
+	for i := 0; i < len(ws); i++ {
+		w := ws[i]
+		if i+1 < len(ws) {
+			if p, ok := phrases[[2]string{w, ws[i+1]}]; ok {
+				out = append(out, p)
+				i++
+				continue
+			}
+		}
 		if stop[w] {
 			continue
 		}
@@ -400,7 +657,8 @@ is are was were be been being am do does did done has have had having will would
 i me my mine we us our you your he him his she her it its they them their this that these those there here
 what which who whom whose when where why how all any each every some such both either neither
 as if then than so too very just also only own same other more most much many few
-please want need like let sure one ones thing things take long`)
+please want need like let sure one ones thing things take long help able currently quickly right now hey hi thanks
+everything anything something nothing everyone anyone someone stuff`)
 
 func toSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -410,68 +668,168 @@ func toSet(s string) map[string]bool {
 	return m
 }
 
-// canon folds common verbs and spellings to one form. Keys and values are
-// stemmed forms (stem runs first), and it applies to queries and tools
-// alike.
+// canon folds spellings and abbreviations of one word to one form. Keys
+// and values are stemmed forms (stem runs first); it applies to queries
+// and tools alike.
 var canon = map[string]string{
-	"fetch": "get", "retriev": "get", "show": "get", "view": "get", "read": "get", "obtain": "get",
-	"find": "search", "lookup": "search", "look": "search", "query": "search", "locat": "search",
-	"remov": "delet", "eras": "delet", "destroy": "delet",
-	"add": "creat", "new": "creat",
-	"modify": "updat", "modifi": "updat", "edit": "updat", "chang": "updat",
-	"enumerat": "list",
-	"post":     "send", "sent": "send",
-	"mail": "email", "e-mail": "email",
-	"repo":     "repository",
-	"kubernet": "k8s", "kube": "k8s",
-	"doc":  "document",
-	"vm":   "instance",
-	"meet": "event", "appointment": "event",
-	"availabl": "free",
-	"tell":     "send", "notify": "send",
-	"peopl": "user", "person": "user",
-	"websit": "site",
-	"earn":   "salary", "wag": "salary", "compensation": "salary",
-	"parcel": "packag", "shipment": "packag",
+	"repo": "repository", "kubernet": "k8s", "kube": "k8s", "dir": "directory",
+	"doc": "document", "img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
+	"info": "information", "config": "configuration", "env": "environment", "webpag": "pag",
 }
 
-// phrases are multi-word verbs folded to one word before tokenizing.
-var phrases = strings.NewReplacer(
-	"set up", "create", "sign up", "register", "shut down", "stop", "turn off", "stop", "turn on", "start",
-	"look up", "search", "log out", "signout", "sign out", "signout", "log in", "signin", "sign in", "signin",
-)
+// phrases are two-word verbs folded to one word, matched as whole words.
+var phrases = map[[2]string]string{
+	{"set", "up"}: "creat", {"sign", "up"}: "register", {"shut", "down"}: "stop", {"turn", "off"}: "stop",
+	{"turn", "on"}: "start", {"look", "up"}: "search", {"log", "out"}: "signout", {"sign", "out"}: "signout",
+	{"log", "in"}: "signin", {"sign", "in"}: "signin", {"e", "mail"}: "email", {"go", "to"}: "navigat",
+}
 
 // expand replaces an abbreviation by its words.
 var expand = map[string][]string{
 	"pr":  {"pull", "request"},
 	"prs": {"pull", "request"},
 	"mr":  {"merge", "request"},
-	"ci":  {"ci"},
+	"mrs": {"merge", "request"},
 }
 
-// Live is a search index kept in step with a catalog: rebuilt on the next
-// search after the catalog changed. It is safe for concurrent use.
+// synonymGroups are words of one meaning, in stemmed form. A query word
+// is also searched as the others of its groups, at synonymWeight: general
+// English, few, and never words that only sometimes mean the same (post
+// and tell are not send).
+var synonymGroups = [][]string{
+	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load"},
+	{"list", "enumerat", "show", "brows"},
+	{"search", "find", "lookup", "query", "locat", "seek"},
+	{"delet", "remov", "eras", "destroy", "purg"},
+	{"creat", "add", "new", "mak", "insert", "generat"},
+	{"updat", "modify", "edit", "chang", "patch", "alter"},
+	{"writ", "sav", "stor", "overwrit"},
+	{"send", "deliver", "dispatch"},
+	{"run", "execut", "invok", "launch", "trigger"},
+	{"start", "launch", "begin"},
+	{"stop", "halt", "terminat", "kill"},
+	{"mov", "renam", "relocat"},
+	{"copy", "duplicat"},
+	{"directory", "folder"},
+	{"user", "person", "peopl", "member"},
+	{"issu", "ticket", "bug"},
+	{"comment", "reply"},
+	{"link", "url"},
+	{"pag", "websit", "sit"},
+	{"navigat", "visit", "open"},
+	{"click", "press", "tap"},
+	{"typ", "enter", "fill"},
+	{"screenshot", "captur"},
+	{"imag", "pictur", "photo"},
+	{"error", "exception", "crash"},
+	{"event", "meet", "appointment"},
+	{"tag", "label"},
+	{"relation", "relationship", "connection"},
+	{"observation", "fact"},
+	{"deploy", "deployment"},
+	{"record", "row", "entry"},
+	{"content", "text", "bodi"},
+	{"information", "detail", "metadata"},
+	{"statu", "stat", "health"},
+	{"summary", "summariz", "overview"},
+}
+
+// synonyms maps a stemmed word to the others of its groups.
+var synonyms = func() map[string][]string {
+	m := map[string][]string{}
+	for _, g := range synonymGroups {
+		for _, w := range g {
+			for _, o := range g {
+				if o != w && !contains(m[w], o) {
+					m[w] = append(m[w], o)
+				}
+			}
+		}
+	}
+	return m
+}()
+
+// verbs are the stemmed verbs of the synonym table: a name starting with
+// one has no family prefix.
+var verbs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, g := range synonymGroups[:13] {
+		for _, w := range g {
+			m[w] = true
+		}
+	}
+	for _, w := range []string{"is", "has", "check", "set", "clos", "merg", "upload", "download", "fork", "sync", "export", "import"} {
+		m[w] = true
+	}
+	return m
+}()
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Live is a search index kept in step with a catalog. After the catalog
+// changes (a burst of changes counts as one: rebuildDelay after the last),
+// the next index is built in the background, so a search rarely waits for
+// a build; a search that arrives before it is ready builds it itself. It
+// is safe for concurrent use.
 type Live struct {
 	cat *tools.Catalog
 
-	mu sync.Mutex // guards ix
-	ix *Index     // nil: stale
+	mu    sync.Mutex  // guards ix, gen and timer
+	ix    *Index      // nil: stale
+	gen   uint64      // bumped on every change
+	timer *time.Timer // the pending background build
 }
 
-// NewLive returns a Live index of cat.
+// rebuildDelay is how long Live waits after a catalog change before it
+// rebuilds in the background.
+const rebuildDelay = 50 * time.Millisecond
+
+// NewLive returns a Live index of cat, built now.
 func NewLive(cat *tools.Catalog) *Live {
 	l := &Live{cat: cat}
 	cat.OnChange(l.invalidate)
+	l.ix = New(cat.List())
 	return l
 }
 
 func (l *Live) invalidate() {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.ix = nil
+	l.gen++
+	if l.timer == nil {
+		l.timer = time.AfterFunc(rebuildDelay, l.build)
+	} else {
+		l.timer.Reset(rebuildDelay)
+	}
+}
+
+// build indexes the catalog, unless a search got there first; a change
+// during the build leaves the index stale.
+func (l *Live) build() {
+	l.mu.Lock()
+	gen, done := l.gen, l.ix != nil
+	l.mu.Unlock()
+	if done {
+		return
+	}
+	ix := New(l.cat.List())
+	l.mu.Lock()
+	if l.gen == gen && l.ix == nil {
+		l.ix = ix
+	}
 	l.mu.Unlock()
 }
 
-// Index returns the current index, building it if the catalog changed.
+// Index returns the current index, building it if the catalog changed and
+// the background build has not finished.
 func (l *Live) Index() *Index {
 	l.mu.Lock()
 	defer l.mu.Unlock()
