@@ -20,6 +20,11 @@
 //     tool acts on, weighted below what it does, so "port" or "button" in a
 //     query does not outrank the action.
 //
+// A query is first stripped of the literal values it names — quoted
+// strings ('Fix login', `npm test`), numbers and references (8080, #17),
+// paths, file names, URLs and e-mail addresses — which are a call's
+// arguments, not what the tool does.
+//
 // Text is cut into words at spaces, punctuation, snake_case and camelCase,
 // lower-cased, stripped of English stop words and lightly stemmed (plurals,
 // -ing, -ed, a final e). Abbreviations expand (PR → pull request, repo →
@@ -264,7 +269,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	terms := dedupe(append(Terms(query), ix.compounds(query)...))
+	plain := stripLiterals(query)
+	terms := dedupe(append(Terms(plain), ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
 		terms = terms[:MaxQueryTerms]
 	}

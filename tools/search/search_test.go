@@ -305,3 +305,31 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestStripLiterals(t *testing.T) {
+	ts := []*tools.Tool{
+		{Name: "files_edit", Description: "Edit a file: replace text in it, such as a port or a setting."},
+		{Name: "files_read", Description: "Read a file."},
+		{Name: "issues_comment", Description: "Comment on an issue."},
+		{Name: "issues_create", Description: "Create an issue."},
+	}
+	ix := search.New(ts)
+	for _, c := range []struct{ q, want string }{
+		// The values a request names are arguments, not words no tool
+		// uses: the tool that does the action still fits.
+		{"edit the port from 8080 to 9090 in config.yaml", "files_edit"},
+		{"edit ./src/lib/auth.go and https://example.com/x.html", "files_edit"},
+		{"Leave a comment on issue #17 saying 'the fix is deployed, thanks Priya'", "issues_comment"},
+		// An apostrophe inside a word is not a quote.
+		{"it's time to comment on the issue", "issues_comment"},
+	} {
+		hits, _ := ix.Search(c.q, 1, nil)
+		if len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
+	// A query of literals only is searched as it is.
+	if hits, _ := ix.Search("'files_edit'", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
+		t.Errorf("a quoted name: %v", hits)
+	}
+}
