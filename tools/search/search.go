@@ -38,6 +38,11 @@
 // a tool that uses the query's own word ranks first. No table maps post or
 // tell to send: broad synonyms pull unrelated tools.
 //
+// A tool whose name has a verb the query says (or a synonym), or a reading
+// verb (get, list, search, …) when the query is a question, ranks 1.3×
+// higher; one whose name has only other verbs 0.8× lower: the action a
+// request asks for weighs more than its one rare word.
+//
 // # Confidence
 //
 // Every hit has a confidence in [0, 1]: mostly (0.8) how much of the query
@@ -91,6 +96,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -111,6 +117,15 @@ const (
 	MaxQueryTerms = 32
 	// MaxFieldBytes caps the text indexed from one field of one tool.
 	MaxFieldBytes = 8 << 10
+)
+
+// A tool whose name has a verb the query says (or, for a question that
+// says none, a reading verb) ranks verbBoost higher; one whose name's verb
+// is another ranks verbPenalty lower ("which merge requests wait for
+// review?" lists them rather than creates one).
+const (
+	verbBoost   = 1.3
+	verbPenalty = 0.8
 )
 
 // MinConfidence is the least confidence of a hit (see the package doc).
@@ -171,6 +186,7 @@ type doc struct {
 	tool *tools.Tool
 	len  [nFields]float32
 	name []string // distinct terms of the name's action words
+	verb []string // the verbs among name
 }
 
 type posting struct {
@@ -215,6 +231,11 @@ func New(ts []*tools.Tool) *Index {
 			}
 		}
 		sort.Strings(d.name)
+		for _, w := range d.name {
+			if verbs[w] {
+				d.verb = append(d.verb, w)
+			}
+		}
 		ix.byName[t.Name] = len(ix.docs)
 		ix.docs = append(ix.docs, d)
 	}
@@ -374,6 +395,27 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		seen = append(seen, int32(exact))
 	}
 
+	// The query's action: the verbs it says, and for a question
+	// ("which merge requests are open?"), reading.
+	qVerb := false
+	for _, g := range groups {
+		if verbs[g.terms[0]] {
+			qVerb = true
+		}
+	}
+	question := isQuestion(query)
+	agrees := func(d *doc) int {
+		if len(d.verb) == 0 || !qVerb && !question {
+			return 0
+		}
+		for _, v := range d.verb {
+			if inQuery[v] > 0 || question && slices.Contains(readVerbs, v) {
+				return 1
+			}
+		}
+		return -1
+	}
+
 	var all []Hit
 	for _, i := range seen {
 		d := &ix.docs[i]
@@ -397,6 +439,12 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 		conf := min(1, confQuery*qcov+(1-confQuery)*ncov)
 		s := score[i] * (qBase + qcov) * (1 + nBoost*ncov)
+		switch agrees(d) {
+		case 1:
+			s *= verbBoost
+		case -1:
+			s *= verbPenalty
+		}
 		if int(i) == exact {
 			all = append(all, Hit{Tool: d.tool, Score: 1e6 + s, Confidence: 1})
 			continue
@@ -915,6 +963,26 @@ var verbs = func() map[string]bool {
 	}
 	return m
 }()
+
+// readVerbs are what a question without a verb asks a tool to do.
+var readVerbs = []string{"get", "list", "search", "find", "read", "show"}
+
+// isQuestion reports whether a query asks rather than tells.
+func isQuestion(q string) bool {
+	q = strings.TrimSpace(q)
+	if strings.HasSuffix(q, "?") {
+		return true
+	}
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.Trim(f[0], ",.!?'") {
+	case "what", "what's", "whats", "which", "who", "whose", "when", "where", "why", "how", "is", "are", "does", "do", "did", "was", "were", "can", "has", "have":
+		return true
+	}
+	return false
+}
 
 func contains(ss []string, s string) bool {
 	for _, x := range ss {

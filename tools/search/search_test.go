@@ -333,3 +333,26 @@ func TestStripLiterals(t *testing.T) {
 		t.Errorf("a quoted name: %v", hits)
 	}
 }
+
+func TestVerbAgreement(t *testing.T) {
+	ts := []*tools.Tool{
+		{Name: "repo_create_merge_request", Description: "Create a merge request."},
+		{Name: "repo_list_merge_requests", Description: "List merge requests."},
+		{Name: "repo_delete_branch", Description: "Delete a branch."},
+		{Name: "repo_get_branch", Description: "Get a branch."},
+	}
+	ix := search.New(ts)
+	for _, c := range []struct{ q, want string }{
+		// A question without a verb reads.
+		{"Which branch?", "repo_get_branch"},
+		// The verb the query says wins over the other verbs of a family.
+		{"list the merge request", "repo_list_merge_requests"},
+		{"create the merge requests", "repo_create_merge_request"},
+		{"remove the branch", "repo_delete_branch"},
+	} {
+		hits, _ := ix.Search(c.q, 1, nil)
+		if len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
+}
