@@ -50,7 +50,11 @@
 // a word no tool uses counting as the rarest (it is what no tool does), a
 // match in the name, family or summary counting fully, in the description
 // 0.7, in a parameter 0.4 — and (0.2) how much of the tool's name the query
-// says. A tool under MinConfidence, or scoring under a third of the best
+// says. A tool that meets none of the query's words but its verbs in its
+// name, family or summary does what the query asks to something the query
+// does not say ("delete my Spotify playlist" and a database's
+// delete_many): its confidence counts 0.8. A tool under MinConfidence,
+// or scoring under a third of the best
 // tool, is dropped; a query of common words only ("get the list of
 // names") must say most of a tool's name, and one that many tools fit
 // about equally finds nothing. So "nothing fits" is an answer: an empty
@@ -130,6 +134,12 @@ const (
 
 // MinConfidence is the least confidence of a hit (see the package doc).
 const MinConfidence = 0.3
+
+// noObject scales the confidence of a tool that meets no word of the
+// query but verbs in its name, family or summary: it does what the query
+// asks, to something the query does not say ("delete my Spotify
+// playlist" and a database's delete_many).
+const noObject = 0.8
 
 // Confidence and ranking, tuned on testdata/realcatalog (see the package
 // doc): a hit's confidence is confQuery × the query's coverage + (1 −
@@ -356,6 +366,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	nd := len(ix.docs)
 	score := make([]float64, nd)
 	cover := make([]float64, nd)
+	objCover := make([]float64, nd) // the best coverage of a word other than a verb
 	gScore := make([]float64, nd)
 	gCover := make([]float64, nd)
 	touched := make([]bool, nd)
@@ -385,6 +396,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		for _, i := range gDocs {
 			score[i] += gScore[i]
 			cover[i] += gCover[i] * g.cover
+			if !verbs[g.terms[0]] {
+				objCover[i] = max(objCover[i], gCover[i])
+			}
 			if !touched[i] {
 				touched[i] = true
 				seen = append(seen, i)
@@ -438,6 +452,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			ncov = nameHit / nameIDF
 		}
 		conf := min(1, confQuery*qcov+(1-confQuery)*ncov)
+		if objCover[i] < 1 {
+			conf *= noObject
+		}
 		s := score[i] * (qBase + qcov) * (1 + nBoost*ncov)
 		switch agrees(d) {
 		case 1:

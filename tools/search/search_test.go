@@ -356,3 +356,32 @@ func TestVerbAgreement(t *testing.T) {
 		}
 	}
 }
+
+// fixtureTools is a small catalog of several families for the confidence
+// tests below.
+func fixtureTools() []*tools.Tool {
+	return []*tools.Tool{
+		{Name: "db_delete_many", Description: "Delete many documents from a collection."},
+		{Name: "db_find", Description: "Find documents in a collection."},
+		{Name: "db_count", Description: "Count the documents in a collection."},
+		{Name: "maps_directions", Description: "The route and time to drive, walk or ride between two places."},
+		{Name: "maps_geocode", Description: "Turn an address into coordinates."},
+		{Name: "repo_create_issue", Description: "Create an issue in a repository."},
+		{Name: "repo_list_issues", Description: "List the issues of a repository."},
+		{Name: "repo_create_branch", Description: "Create a branch in a repository."},
+	}
+}
+
+func TestNoObject(t *testing.T) {
+	ix := search.New(fixtureTools())
+	// The query's action fits a tool, the thing it acts on fits none.
+	for _, q := range []string{"delete my Spotify playlist of songs", "create a new Google Sheet"} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
+		}
+	}
+	// Said the object, the same verb finds the tool.
+	if hits, _ := ix.Search("delete the documents", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "db_delete_many" {
+		t.Errorf("delete the documents: %v", hits)
+	}
+}
