@@ -61,6 +61,11 @@
 // list rather than five tools that share one word with the query. A query
 // naming a tool exactly ranks it first.
 //
+// A long request carries context no tool's text says (names, places,
+// dates, what it is for), which lowers its coverage: the floor falls from
+// MinConfidence at four query words to half of it at eight words and
+// more.
+//
 // # Quality
 //
 // TestRealCatalog runs on testdata/realcatalog: 363 real tools of 18 MCP
@@ -140,6 +145,13 @@ const MinConfidence = 0.3
 // asks, to something the query does not say ("delete my Spotify
 // playlist" and a database's delete_many).
 const noObject = 0.8
+
+// The floor of a long query (see Search).
+const (
+	shortQuery = 4
+	longQuery  = 8
+	longFloor  = 0.5
+)
 
 // Confidence and ranking, tuned on testdata/realcatalog (see the package
 // doc): a hit's confidence is confQuery × the query's coverage + (1 −
@@ -362,6 +374,14 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 
+	// A long request carries context (names, places, what it is for)
+	// that no tool's text says: its floor falls from MinConfidence at
+	// shortQuery words to longFloor × MinConfidence at longQuery words.
+	floor := MinConfidence
+	if nw := len(groups); nw > shortQuery {
+		floor *= max(longFloor, 1-(1-longFloor)*float64(nw-shortQuery)/float64(longQuery-shortQuery))
+	}
+
 	// Per document: the best score and coverage of each group.
 	nd := len(ix.docs)
 	score := make([]float64, nd)
@@ -466,7 +486,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			all = append(all, Hit{Tool: d.tool, Score: 1e6 + s, Confidence: 1})
 			continue
 		}
-		if s == 0 || conf < MinConfidence || !specific && ncov < 0.75 {
+		if s == 0 || conf < floor || !specific && ncov < 0.75 {
 			continue
 		}
 		all = append(all, Hit{Tool: d.tool, Score: s, Confidence: conf})

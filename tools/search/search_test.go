@@ -385,3 +385,13 @@ func TestNoObject(t *testing.T) {
 		t.Errorf("delete the documents: %v", hits)
 	}
 }
+
+func TestLongRequest(t *testing.T) {
+	ix := search.New(fixtureTools())
+	// A request's context (places, days) is said by no tool; the floor of
+	// a long request is lower, so the tool that fits its action is found.
+	q := "How much time to drive the route from Boston to New York City on Friday"
+	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "maps_directions" {
+		t.Errorf("Search(%q) = %v, want maps_directions first", q, hits)
+	}
+}
