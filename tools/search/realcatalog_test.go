@@ -180,13 +180,14 @@ func TestRealCatalog(t *testing.T) {
 
 // The thresholds of the real-catalog test. The acceptance asks for
 // 90% top 3 on both query sets and 70% of no-match requests empty; model
-// queries and no-match requests meet it, whole user requests do not
-// (59.6%): the test asserts what the ranking reaches, so that it guards
-// against regressions, and the package doc says why.
+// queries (91.6%) and no-match requests (78.6%) meet it, whole user
+// requests do not (72.3%): the test asserts what the ranking reaches, a
+// little under, so that it guards against regressions, and the package
+// doc says why.
 const (
 	minRealModel   = 0.90
-	minRealRequest = 0.59
-	minRealNomatch = 0.70
+	minRealRequest = 0.72
+	minRealNomatch = 0.75
 )
 
 // BenchmarkSearchReal500: one search on 500 real tools (the real catalog,
