@@ -10,7 +10,9 @@ import (
 // references (8080, #17, !42, 3pm), paths and file names (src/auth.go,
 // ./src, config.yaml), URLs and e-mail addresses — which are the
 // arguments of a call, not what the tool does, and would otherwise count
-// as query words no tool uses. When nothing with letters would remain,
+// as query words no tool uses. Quoted strings are kept when fewer than two
+// words would remain outside them (a model may quote what it looks for:
+// "create issue" in gitlab); when nothing with letters would remain,
 // query is returned unchanged.
 func stripLiterals(query string) string {
 	var b strings.Builder
@@ -26,7 +28,11 @@ func stripLiterals(query string) string {
 		}
 		b.WriteRune(r)
 	}
-	fs := strings.Fields(b.String())
+	text := b.String()
+	if len(Terms(text)) < 2 {
+		text = query
+	}
+	fs := strings.Fields(text)
 	out := fs[:0]
 	for _, f := range fs {
 		if !isLiteral(strings.TrimRight(f, ".,;:!?)")) {

@@ -328,6 +328,10 @@ func TestStripLiterals(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
+	// A quoted phrase with one word around it is what the query looks for.
+	if hits, _ := ix.Search(`the "comment" tool`, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "issues_comment" {
+		t.Errorf("a quoted phrase: %v", hits)
+	}
 	// A query of literals only is searched as it is.
 	if hits, _ := ix.Search("'files_edit'", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
 		t.Errorf("a quoted name: %v", hits)
