@@ -50,8 +50,8 @@
 // a word no tool uses counting as the rarest (it is what no tool does), a
 // match in the name, family or summary counting fully, in the description
 // 0.7, in a parameter 0.4 — and (0.2) how much of the tool's name the query
-// says. A tool that meets none of the query's words but its verbs in its
-// name, family or summary does what the query asks to something the query
+// says. A tool that meets none of the query's words but its verbs (or
+// their synonyms) in its name, family or summary does what the query asks to something the query
 // does not say ("delete my Spotify playlist" and a database's
 // delete_many): its confidence counts 0.8. A tool under MinConfidence,
 // or scoring under a third of the best
@@ -96,7 +96,7 @@
 // which name the action and the object.
 //
 // On the older fixture of testdata/catalog.txt (202 tools written with
-// that ranking), TestQuality: 52 of 54 model-style queries and 25 of 48
+// that ranking), TestQuality: 52 of 54 model-style queries and 26 of 48
 // conversational requests in the top 3 (24 of 48 before the second
 // round).
 //
@@ -149,7 +149,7 @@ const (
 const MinConfidence = 0.3
 
 // noObject scales the confidence of a tool that meets no word of the
-// query but verbs in its name, family or summary: it does what the query
+// query but verbs, or their synonyms, in its name, family or summary: it does what the query
 // asks, to something the query does not say ("delete my Spotify
 // playlist" and a database's delete_many).
 const noObject = 0.8
@@ -394,14 +394,16 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	nd := len(ix.docs)
 	score := make([]float64, nd)
 	cover := make([]float64, nd)
-	objCover := make([]float64, nd) // the best coverage of a word other than a verb
+	objCover := make([]float64, nd) // the best field strength of a word other than a verb
 	gScore := make([]float64, nd)
 	gCover := make([]float64, nd)
+	gStr := make([]float64, nd)
 	touched := make([]bool, nd)
 	var seen []int32
 	for _, g := range groups {
 		clear(gScore)
 		clear(gCover)
+		clear(gStr)
 		var gDocs []int32
 		for j, w := range g.terms {
 			for _, p := range ix.post[w] {
@@ -419,13 +421,14 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 				}
 				gScore[p.doc] = max(gScore[p.doc], s)
 				gCover[p.doc] = max(gCover[p.doc], g.weight[j]*str)
+				gStr[p.doc] = max(gStr[p.doc], str)
 			}
 		}
 		for _, i := range gDocs {
 			score[i] += gScore[i]
 			cover[i] += gCover[i] * g.cover
 			if !verbs[g.terms[0]] {
-				objCover[i] = max(objCover[i], gCover[i])
+				objCover[i] = max(objCover[i], gStr[i])
 			}
 			if !touched[i] {
 				touched[i] = true
