@@ -26,6 +26,9 @@ type realQueries struct {
 type realQuery struct {
 	Q    string   `json:"q"`
 	Want []string `json:"want"`
+	// The held-out file's spelling of the same fields.
+	Query  string   `json:"query"`
+	Accept []string `json:"accept"`
 }
 
 var nonName = regexp.MustCompile(`[^a-z0-9_]+`)
@@ -87,15 +90,24 @@ func loadRealCatalog(t testing.TB) []*tools.Tool {
 	return ts
 }
 
-func loadRealQueries(t testing.TB) realQueries {
+func loadRealQueries(t testing.TB) realQueries { return loadQueryFile(t, "queries.json") }
+
+func loadQueryFile(t testing.TB, name string) realQueries {
 	t.Helper()
-	data, err := os.ReadFile("testdata/realcatalog/queries.json")
+	data, err := os.ReadFile("testdata/realcatalog/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var qs realQueries
 	if err := json.Unmarshal(data, &qs); err != nil {
 		t.Fatal(err)
+	}
+	for _, set := range [][]realQuery{qs.Model, qs.Request, qs.Nomatch} {
+		for i := range set {
+			if set[i].Q == "" {
+				set[i].Q, set[i].Want = set[i].Query, set[i].Accept
+			}
+		}
 	}
 	return qs
 }
@@ -107,8 +119,21 @@ func loadRealQueries(t testing.TB) realQueries {
 // right tool in the top 3, and requests no tool serves must find nothing.
 // See the package doc for the figures and how far they are to be trusted.
 func TestRealCatalog(t *testing.T) {
+	measureReal(t, loadRealQueries(t), minRealModel, minRealRequest, minRealNomatch)
+}
+
+// TestRealCatalogHeldout measures the same catalog with a second set of
+// queries (heldout.json), written blind by another person after the
+// ranking was tuned on queries.json and never used for tuning: the honest
+// figure. Its thresholds are what the ranking reached when the set was
+// first run, a little under, as a regression guard — far from the issue's
+// 90%; see the package doc.
+func TestRealCatalogHeldout(t *testing.T) {
+	measureReal(t, loadQueryFile(t, "heldout.json"), minHeldoutModel, minHeldoutRequest, minHeldoutNomatch)
+}
+
+func measureReal(t *testing.T, qs realQueries, minModel, minRequest, minNomatch float64) {
 	ts := loadRealCatalog(t)
-	qs := loadRealQueries(t)
 	if len(ts) < 200 {
 		t.Fatalf("catalog has %d tools, want at least 200", len(ts))
 	}
@@ -122,8 +147,8 @@ func TestRealCatalog(t *testing.T) {
 		qs   []realQuery
 		min  float64
 	}{
-		{"model", qs.Model, minRealModel},
-		{"request", qs.Request, minRealRequest},
+		{"model", qs.Model, minModel},
+		{"request", qs.Request, minRequest},
 	} {
 		var top1, top3 int
 		for _, q := range set.qs {
@@ -173,8 +198,8 @@ func TestRealCatalog(t *testing.T) {
 	}
 	rate := float64(empty) / float64(len(qs.Nomatch))
 	t.Logf("nomatch queries: %d/%d (%.1f%%) find nothing", empty, len(qs.Nomatch), 100*rate)
-	if rate < minRealNomatch {
-		t.Errorf("nomatch: %.1f%% find nothing, want at least %.0f%%", 100*rate, 100*minRealNomatch)
+	if rate < minNomatch {
+		t.Errorf("nomatch: %.1f%% find nothing, want at least %.0f%%", 100*rate, 100*minNomatch)
 	}
 }
 
@@ -188,6 +213,12 @@ const (
 	minRealModel   = 0.90
 	minRealRequest = 0.72
 	minRealNomatch = 0.75
+
+	// Held-out (heldout.json, first run: model 16/30, requests 18/50,
+	// no-match 17/30 empty).
+	minHeldoutModel   = 0.50
+	minHeldoutRequest = 0.35
+	minHeldoutNomatch = 0.55
 )
 
 // BenchmarkSearchReal500: one search on 500 real tools (the real catalog,

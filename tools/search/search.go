@@ -95,6 +95,15 @@
 // no-match requests. search_tools is meant for the model's own queries,
 // which name the action and the object.
 //
+// The honest figure: a second set of queries on the same catalog
+// (heldout.json: 30 model-style, 50 whole requests, 30 no-match), written
+// blind by another person after the tuning above and never used for it
+// (TestRealCatalogHeldout): model-style 53.3% top 3 (16 of 30), whole
+// requests 36.0% (18 of 50), no-match 56.7% empty (17 of 30). Its queries
+// paraphrase away from the tools' own words more than the first set does;
+// the gap between the two sets is the size of the over-fitting, and the
+// issue's 90% is not reached on queries the ranking has not seen.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 26 of 48
 // conversational requests in the top 3 (24 of 48 before the second
