@@ -123,7 +123,7 @@ func (a DefaultAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 	d := Decision{Rule: rule, Reason: "caller " + string(c.Caller) + " not allowed"}
 	if c.Caller == tools.Code {
 		d.Message = "tool " + c.Tool.Name + " may not be called from code"
-		d.Hint = "Ask the user to call this tool directly; it is not available to programs."
+		d.Hint = "Call " + c.Tool.Name + " directly as an MCP tool instead (it is in your tool list, or search_tools adds it); programs may not call it."
 	} else {
 		d.Message = "tool " + c.Tool.Name + " may only be called from code"
 		d.Hint = "Call it from a program with run_code."

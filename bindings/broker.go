@@ -98,6 +98,8 @@ type Broker struct {
 
 	obsMu     sync.Mutex
 	onAuthSet []func()
+
+	known known // names the catalog held, and why missing ones are (unknown.go)
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -152,6 +154,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		a = DefaultAuthorizer{}
 	}
 	b.auth.Store(&authorizerBox{a})
+	b.watchNames()
 	return b, nil
 }
 
@@ -391,7 +394,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	t, alias, ok := r.b.catalog.Resolve(name)
 	if !ok {
 		rec.decision = "unknown"
-		return nil, unknownTool(name)
+		return nil, r.b.missingTool(name, r.caller, r.principal)
 	}
 	if alias.Name != "" {
 		rec.alias = alias.Name

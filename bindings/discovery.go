@@ -93,6 +93,28 @@ type FoundTool struct {
 	Summary   string   `json:"summary" jsonschema:"The first sentence of the tool's description."`
 	Signature string   `json:"signature" jsonschema:"One-line TypeScript signature; {…} marks types shown in full by describe_tools."`
 	Callers   []string `json:"callers" jsonschema:"Who may call it: code (from a run_code program) and/or direct (as an MCP tool)."`
+	Call      string   `json:"call" jsonschema:"How to reach it: from a run_code program as await tools.<name>(args), or, for a tool programs may not call, directly as the MCP tool <name>."`
+}
+
+// Route says how a caller reaches a tool that callers may call: from a
+// program when code may (the route that keeps results out of the model's
+// context), else directly as an MCP tool. It is search_tools' call field
+// and the first line of each describe_tools declaration.
+func Route(name string, callers []string) string {
+	code, direct := false, false
+	for _, c := range callers {
+		code = code || c == string(tools.Code)
+		direct = direct || c == string(tools.Direct)
+	}
+	switch {
+	case code && direct:
+		return "in a run_code program: await tools." + name + "(args); or directly as the MCP tool " + name
+	case code:
+		return "in a run_code program: await tools." + name + "(args)"
+	case direct:
+		return "directly as the MCP tool " + name + " (a person sees each call); programs may not call it"
+	}
+	return ""
 }
 
 // SearchResult is search_tools' answer.
@@ -117,7 +139,7 @@ func (d *discovery) searchTool() *tools.Tool {
 			"Example: search_tools({\"query\": \"restart kubernetes deployment\", \"limit\": 3}) → " +
 			"{\"tools\": [{\"name\": \"k8s_rollout_restart\", \"summary\": \"Restart a deployment's pods.\", " +
 			"\"signature\": \"k8s_rollout_restart(args: {namespace: string; deployment: string}): Promise<unknown>\", " +
-			"\"callers\": [\"code\", \"direct\"]}], \"shown\": 1, \"total\": 1, \"searched\": 480}",
+			"\"callers\": [\"code\", \"direct\"], \"call\": \"in a run_code program: await tools.k8s_rollout_restart(args); …\"}], \"shown\": 1, \"total\": 1, \"searched\": 480}",
 		Examples: []tools.Example{{
 			Description: "find the tool that lists overdue invoices",
 			Args:        []byte(`{"query":"overdue invoices for a customer","limit":3}`),
@@ -145,7 +167,7 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 	res := SearchResult{Tools: make([]FoundTool, 0, len(hits)), Total: total, Searched: len(vis)}
 	for _, h := range hits {
 		res.Tools = append(res.Tools, FoundTool{Name: h.Tool.Name, Summary: sandbox.Cap(strings.TrimSpace(h.Tool.Summary()), 300),
-			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name]})
+			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: Route(h.Tool.Name, vis[h.Tool.Name])})
 	}
 	res.Shown = len(res.Tools)
 	switch {
@@ -230,7 +252,7 @@ func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResul
 			res.Unknown = append(res.Unknown, safeName(name))
 			continue
 		}
-		decl := tsdecl.Declaration(t)
+		decl := "// Call " + Route(name, vis[name]) + ".\n" + tsdecl.Declaration(t)
 		// Counted as the answer holds it: a JSON string, where quotes,
 		// newlines and <, > escape to several bytes.
 		n := jsonLen(decl)

@@ -538,7 +538,7 @@ func callerDenial(req *Request, id string, cs callers, msg, hint string) Decisio
 		d.Message = "tool " + req.Tool + " may not be called"
 	case req.Caller == Code:
 		d.Message = "tool " + req.Tool + " may not be called from code"
-		d.Hint = "Ask the user to call this tool directly; it is not available to programs."
+		d.Hint = "Call " + req.Tool + " directly as an MCP tool instead (it is in your tool list, or search_tools adds it); programs may not call it."
 	default:
 		d.Message = "tool " + req.Tool + " may only be called from code"
 		d.Hint = "Call it from a program with run_code."

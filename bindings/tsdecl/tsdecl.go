@@ -411,6 +411,12 @@ func (w *writer) base(s *jsonschema.Schema, depth, indent int) (string, kind, bo
 
 func (w *writer) array(s *jsonschema.Schema, depth, indent int) string {
 	if depth >= w.l.depth {
+		switch {
+		case w.brief && len(s.PrefixItems)+len(s.ItemsArray) > 0:
+			return "[…]" // a tuple, shown in full by Declaration
+		case w.brief:
+			return briefItem(s.Items) + "[]"
+		}
 		return "unknown[]"
 	}
 	prefix := s.PrefixItems
@@ -661,6 +667,9 @@ func (w *writer) enum(vals []any) (string, kind) {
 
 func (w *writer) union(ss []*jsonschema.Schema, depth, indent int) (string, kind) {
 	if depth >= w.l.depth {
+		if w.brief {
+			return "{…}", atom // shown in full by Declaration, never as unknown
+		}
 		return "unknown", atom
 	}
 	var parts []string
@@ -699,6 +708,9 @@ func (w *writer) ref(s *jsonschema.Schema, depth, indent int) (string, kind) {
 		return w.alias(s.Ref, name), atom
 	}
 	if depth >= w.l.depth {
+		if w.brief {
+			return "{…}", atom // the alias is declared by Declaration only
+		}
 		return w.alias(s.Ref, name), atom
 	}
 	w.expanding[s.Ref] = true
@@ -908,4 +920,22 @@ func capBytes(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// briefItem is the element type of a collapsed array in a signature: a
+// primitive as itself, anything else {…} (never unknown, which would say
+// something Declaration does not).
+func briefItem(s *jsonschema.Schema) string {
+	if s == nil {
+		return "unknown"
+	}
+	if len(s.Enum) == 0 && s.Const == nil && len(s.OneOf)+len(s.AnyOf)+len(s.AllOf) == 0 && s.Ref == "" {
+		switch s.Type {
+		case "string", "boolean":
+			return s.Type
+		case "number", "integer":
+			return "number"
+		}
+	}
+	return "{…}"
 }

@@ -267,3 +267,34 @@ func BenchmarkSignature(b *testing.B) {
 		tsdecl.Signature(tool)
 	}
 }
+
+// TestSignatureKeepsTypes: a signature collapses what does not fit as {…}
+// (or a primitive array's element type), never as unknown where the
+// declaration shows a type: unknown would tell the model something
+// describe_tools contradicts.
+func TestSignatureKeepsTypes(t *testing.T) {
+	obj := func(props map[string]*jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "object", Properties: props}
+	}
+	deep := obj(map[string]*jsonschema.Schema{
+		"a": obj(map[string]*jsonschema.Schema{
+			"b": obj(map[string]*jsonschema.Schema{
+				"tags":   {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+				"rows":   {Type: "array", Items: obj(map[string]*jsonschema.Schema{"id": {Type: "string"}})},
+				"either": {OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}}},
+				"c": obj(map[string]*jsonschema.Schema{
+					"tags": {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+					"rows": {Type: "array", Items: obj(map[string]*jsonschema.Schema{"id": {Type: "string"}})},
+				}),
+			}),
+		}),
+	})
+	tl := &tools.Tool{Name: "deep", InputSchema: deep, OutputSchema: deep}
+	sig, decl := tsdecl.Signature(tl), tsdecl.Declaration(tl)
+	if n, m := strings.Count(sig, "unknown"), strings.Count(decl, "unknown"); n > m {
+		t.Errorf("signature says unknown %d times, declaration %d:\n%s\n%s", n, m, sig, decl)
+	}
+	if !strings.Contains(sig, "{…}") {
+		t.Errorf("signature collapses nothing: %s", sig)
+	}
+}

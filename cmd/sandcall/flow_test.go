@@ -224,7 +224,7 @@ func TestDemoInbox(t *testing.T) {
 // TestPolicyExplainFlow: explain shows the labels, the run label and the
 // flow behind a denial.
 func TestPolicyExplainFlow(t *testing.T) {
-	stdout, _, code := sandcall(t, "", "policy", "explain", "--policy", flowPolicy, "--demo", "--tool", "delete_message",
+	stdout, _, code := sandcall(t, "", "policy", "explain", "--policy", flowPolicy, "--demo-inbox", "injected", "--tool", "delete_message",
 		"--caller", "code", "--args", `{"id":"M-1"}`, "--read", "list_messages")
 	for _, want := range []string{"decision:  deny", "rule:      no-untrusted-destruction", "run label: untrusted, public",
 		"flow:      list_messages (call 1, untrusted)"} {
@@ -232,7 +232,7 @@ func TestPolicyExplainFlow(t *testing.T) {
 			t.Errorf("explain lacks %q (exit %d):\n%s", want, code, stdout)
 		}
 	}
-	stdout, _, _ = sandcall(t, "", "policy", "explain", "--policy", flowPolicy, "--demo", "--tool", "send_email",
+	stdout, _, _ = sandcall(t, "", "policy", "explain", "--policy", flowPolicy, "--demo-inbox", "injected", "--tool", "send_email",
 		"--caller", "code", "--args", `{"to":["support@acme.example"],"subject":"s","body":"b"}`,
 		"--read", "list_messages", "--run-readers", "support@acme.example")
 	if !strings.Contains(stdout, "decision:  allow") || !strings.Contains(stdout, "run label: untrusted, readers [support@acme.example]") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -97,7 +98,9 @@ func policyCheck(e *env, args []string) int {
 }
 
 func policyTest(e *env, args []string) int {
-	fs := newFlagSet(e, "policy test", "FILE...", "  sandcall policy test examples/policies/*_test.yaml\n")
+	fs := newFlagSet(e, "policy test", "[--demo] [--tools-dir D] FILE...", "  sandcall policy test examples/policies/*_test.yaml\n")
+	var cc common
+	cc.catalogFlags(fs, "ignored: each test file names its policy")
 	files, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -105,6 +108,15 @@ func policyTest(e *env, args []string) int {
 	if len(files) == 0 {
 		return usageErr(e, fs, "want at least one FILE")
 	}
+	// A case that states no tool metadata takes the tool's from the
+	// catalog serve would build, as the server decides with it.
+	cc.policy = ""
+	b, _, closeAll, msg := snapshotBroker(e.stderr, &cc, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall policy test: %s\n", msg)
+		return exitFailure
+	}
+	defer closeAll()
 	status := exitOK
 	for _, f := range files {
 		s, err := policy.LoadSuite(f)
@@ -112,6 +124,12 @@ func policyTest(e *env, args []string) int {
 			printProblems(e.stderr, err)
 			status = exitFailure
 			continue
+		}
+		for i := range s.Cases {
+			rq := &s.Cases[i].Request
+			if t, _, ok := b.Catalog().Resolve(rq.Tool); ok && zeroMeta(rq.Meta) {
+				rq.Meta = bindings.ToolMeta(t)
+			}
 		}
 		if !policy.Report(e.stdout, s, s.Run()) {
 			status = exitFailure
@@ -127,14 +145,14 @@ func policyExplain(e *env, args []string) int {
 	argsJSON := fs.String("args", "{}", "the call's arguments, a JSON object")
 	principal := fs.String("principal", bindings.LocalPrincipal.ID, "the principal's id")
 	roles := fs.String("roles", "", "the principal's roles, comma-separated")
-	file := fs.String("policy", "", "the policy file; if empty, the default policy")
-	useDemo := fs.Bool("demo", false, "take the tool's metadata from the embedded demo catalog")
+	var cc common
+	cc.catalogFlags(fs, "the policy file (default: the config file's, else the default policy)")
 	var meta policy.ToolMeta
-	fs.BoolVar(&meta.ReadOnly, "read-only", false, "the tool is read-only (without --demo)")
-	fs.BoolVar(&meta.Destructive, "destructive", false, "the tool is destructive (without --demo)")
-	fs.BoolVar(&meta.Idempotent, "idempotent", false, "the tool is idempotent (without --demo)")
-	fs.BoolVar(&meta.OpenWorld, "open-world", false, "the tool reaches the open world (without --demo)")
-	fs.StringVar(&meta.Source, "source", "", "where the tool comes from: builtin, local or an upstream server (without --demo)")
+	fs.BoolVar(&meta.ReadOnly, "read-only", false, "the tool is read-only (for a tool not in the catalog)")
+	fs.BoolVar(&meta.Destructive, "destructive", false, "the tool is destructive (for a tool not in the catalog)")
+	fs.BoolVar(&meta.Idempotent, "idempotent", false, "the tool is idempotent (for a tool not in the catalog)")
+	fs.BoolVar(&meta.OpenWorld, "open-world", false, "the tool reaches the open world (for a tool not in the catalog)")
+	fs.StringVar(&meta.Source, "source", "", "where the tool comes from: builtin, local or an upstream server (for a tool not in the catalog)")
 	calls := fs.Int("calls", 0, "calls of this tool already made in the run (for quotas)")
 	var flow explainFlow
 	flow.register(fs)
@@ -157,17 +175,30 @@ func policyExplain(e *env, args []string) int {
 	if msg := flow.check(); msg != "" {
 		return usageErr(e, fs, "%s", msg)
 	}
-	if *useDemo {
-		var found bool
-		meta, found = demoMeta(*tool)
-		if !found {
-			return usageErr(e, fs, "no demo tool named %q", *tool)
+	metaGiven := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "read-only", "destructive", "idempotent", "open-world", "source":
+			metaGiven = true
 		}
+	})
+	// The catalog serve would build (tools, upstream servers, policy), so
+	// the tool's metadata is the one the server decides with.
+	b, _, closeAll, msg := snapshotBroker(e.stderr, &cc, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall policy explain: %s\n", msg)
+		return exitFailure
+	}
+	defer closeAll()
+	t, _, exists := b.Catalog().Resolve(*tool)
+	if exists {
+		meta = bindings.ToolMeta(t)
+		*tool = t.Name
 	}
 	c := policy.Default()
-	if *file != "" {
+	if cc.policy != "" {
 		var err error
-		if c, err = policy.Load(*file); err != nil {
+		if c, err = policy.Load(cc.policy); err != nil {
 			printProblems(e.stderr, err)
 			return exitFailure
 		}
@@ -181,11 +212,33 @@ func policyExplain(e *env, args []string) int {
 		req.Run.CallsByTool = map[string]int{*tool: *calls}
 		req.Run.Calls = *calls
 	}
-	flow.apply(c, &req, *useDemo)
+	flow.apply(c, &req, func(name string) policy.ToolMeta {
+		if t, _, ok := b.Catalog().Resolve(name); ok {
+			return bindings.ToolMeta(t)
+		}
+		return policy.ToolMeta{}
+	})
 	d := c.Decide(&req)
 	w := e.stdout
 	fmt.Fprintf(w, "policy:    %s\n", c.Name())
 	fmt.Fprintf(w, "tool:      %s%s\n", *tool, describeMeta(meta))
+	if exists {
+		fmt.Fprintf(w, "exists:    yes (metadata from the catalog: %d tools)\n", b.Catalog().Len())
+	} else {
+		var names []string
+		for _, t := range b.Catalog().List() {
+			names = append(names, t.Name)
+		}
+		line := fmt.Sprintf("no — no tool named %s in the catalog (%d tools: --demo, local scripts, the servers of .mcp.json); "+
+			"a call would fail with E_TOOL_UNKNOWN", *tool, len(names))
+		if close := bindings.Closest(*tool, names, 3); len(close) > 0 {
+			line += "; did you mean " + strings.Join(close, ", ") + "?"
+		}
+		if metaGiven {
+			line += "; deciding with the metadata flags given"
+		}
+		fmt.Fprintf(w, "exists:    %s\n", line)
+	}
 	fmt.Fprintf(w, "caller:    %s (principal %s)\n", *caller, *principal)
 	fmt.Fprintf(w, "decision:  %s\n", map[bool]string{true: "allow", false: "deny"}[d.Allow])
 	fmt.Fprintf(w, "rule:      %s\n", d.Rule)
@@ -206,6 +259,9 @@ func policyExplain(e *env, args []string) int {
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	fmt.Fprintf(w, "exposed:   direct %s, code %s\n", yesNo[c.Exposes(*tool, meta, policy.Direct, req.Principal)],
 		yesNo[c.Exposes(*tool, meta, policy.Code, req.Principal)])
+	if !exists && !metaGiven {
+		return exitFailure
+	}
 	return exitOK
 }
 
@@ -229,4 +285,9 @@ func describeMeta(m policy.ToolMeta) string {
 		return ""
 	}
 	return " (" + strings.Join(s, ", ") + ")"
+}
+
+// zeroMeta reports whether a policy test case states no tool metadata.
+func zeroMeta(m policy.ToolMeta) bool {
+	return !m.ReadOnly && !m.Destructive && !m.Idempotent && !m.OpenWorld && m.Source == "" && len(m.AllowedCallers) == 0
 }

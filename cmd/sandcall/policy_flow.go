@@ -6,9 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/examples/demo"
-	"github.com/sandcall/sandcall/examples/inbox"
 	"github.com/sandcall/sandcall/policy"
 )
 
@@ -38,7 +35,7 @@ func (f *explainFlow) check() string {
 }
 
 // apply sets req.Run's label and flow.
-func (f *explainFlow) apply(c *policy.Checker, req *policy.Request, useDemo bool) {
+func (f *explainFlow) apply(c *policy.Checker, req *policy.Request, metaOf func(string) policy.ToolMeta) {
 	var l policy.Label
 	if f.integrity == "untrusted" {
 		l.Untrusted = true
@@ -53,11 +50,7 @@ func (f *explainFlow) apply(c *policy.Checker, req *policy.Request, useDemo bool
 	if f.read != "" {
 		for i, name := range strings.Split(f.read, ",") {
 			name = strings.TrimSpace(name)
-			var meta policy.ToolMeta
-			if useDemo {
-				meta, _ = demoMeta(name)
-			}
-			sl, _ := c.SourceLabel(name, meta)
+			sl, _ := c.SourceLabel(name, metaOf(name))
 			l = l.Join(sl)
 			if !sl.IsZero() && len(flow) < policy.MaxSources {
 				flow = append(flow, policy.Source{Tool: name, Seq: i + 1, Label: sl})
@@ -82,13 +75,3 @@ func (f *explainFlow) print(w io.Writer, c *policy.Checker, req *policy.Request,
 	}
 }
 
-// demoMeta returns the metadata of a demo tool (the --demo catalog and the
-// inbox demo's tools).
-func demoMeta(name string) (policy.ToolMeta, bool) {
-	for _, t := range append(demo.Tools(), inbox.New(false).Tools()...) {
-		if t.Name == name {
-			return bindings.ToolMeta(t), true
-		}
-	}
-	return policy.ToolMeta{}, false
-}

@@ -56,6 +56,23 @@ func TestPolicyTest(t *testing.T) {
 	}
 }
 
+// TestPolicyTestCatalogMeta: a policy test case that states no tool
+// metadata takes the tool's from the catalog serve would build (here the
+// demo tools: get_expenses is read-only), as the server decides with it.
+func TestPolicyTestCatalogMeta(t *testing.T) {
+	pol := writePolicy(t, "ro.yaml", "version: 1\nrules:\n  - {name: reads, match: {read_only: true}, allowed_callers: [code]}\n  - {name: rest, allowed_callers: [direct]}\n")
+	suite := filepath.Join(filepath.Dir(pol), "ro_test.yaml")
+	os.WriteFile(suite, []byte("policy: ro.yaml\ncases:\n  - {name: catalog read, tool: get_expenses, caller: code, expect: allow, rule: reads}\n"), 0o600)
+	if stdout, _, code := sandcall(t, "", "policy", "test", "--demo", suite); code != 0 {
+		t.Errorf("with the catalog: exit %d\n%s", code, stdout)
+	}
+	// Without --demo the tool is not in the catalog: the case's (empty)
+	// metadata decides, and the read-only rule does not match.
+	if stdout, _, code := sandcall(t, "", "policy", "test", suite); code != 1 {
+		t.Errorf("without the catalog: exit %d\n%s", code, stdout)
+	}
+}
+
 func TestPolicyExplain(t *testing.T) {
 	pay := filepath.Join("..", "..", "examples", "policies", "payments.yaml")
 	stdout, stderr, code := sandcall(t, "", "policy", "explain", "--policy", pay, "--tool", "send_payment", "--caller", "direct",
@@ -70,8 +87,13 @@ func TestPolicyExplain(t *testing.T) {
 	}
 	stdout, _, code = sandcall(t, "", "policy", "explain", "--demo", "--tool", "get_expenses", "--caller", "code")
 	if code != 0 || !strings.Contains(stdout, "decision:  allow\n") || !strings.Contains(stdout, "rule:      default\n") ||
-		!strings.Contains(stdout, "(read-only, idempotent)") {
+		!strings.Contains(stdout, "(read-only, idempotent, source builtin)") || !strings.Contains(stdout, "exists:    yes") {
 		t.Errorf("explain --demo: exit %d\n%s", code, stdout)
+	}
+	// A tool that does not exist is said so, with the closest names.
+	stdout, _, code = sandcall(t, "", "policy", "explain", "--demo", "--tool", "get_expense", "--caller", "code")
+	if code != 1 || !strings.Contains(stdout, "exists:    no — no tool named get_expense") || !strings.Contains(stdout, "did you mean get_expenses") {
+		t.Errorf("explain of a missing tool: exit %d\n%s", code, stdout)
 	}
 	if _, _, code := sandcall(t, "", "policy", "explain", "--tool", "x", "--caller", "robot"); code != 2 {
 		t.Errorf("bad caller: exit %d", code)

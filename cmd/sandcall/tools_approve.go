@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
@@ -190,38 +187,4 @@ func knownServers(cfg *upstream.Config) string {
 // changed since it was approved.
 func disabledStatus(name string) string {
 	return "disabled (definition changed; run sandcall tools approve " + name + ")"
-}
-
-// upstreamToolRows adds the tools of the project's upstream servers to cat
-// for `tools list`, reading the pin file without writing it (a listing
-// trusts nothing new), and returns a row for each tool left out because
-// its definition changed since it was approved. The servers are stopped
-// before it returns; their tools stay in cat, listed with their server as
-// source.
-func upstreamToolRows(e *env, cat *tools.Catalog) []toolRow {
-	if os.Getenv(upstream.NestedEnv) != "" {
-		return nil
-	}
-	pins, err := upstream.OpenPins(upstream.DefaultPinFile, true)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "warning: %v; upstream tools are not listed\n", err)
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	set := upstream.Attach(ctx, cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Pins: pins,
-		Logger: slog.New(slog.DiscardHandler), Trusted: serverTrust(false, ".")})
-	set.Close()
-	disabled := set.Disabled()
-	for _, w := range set.Warnings() {
-		if strings.Contains(w, "changed since it was approved") {
-			continue // a row says it
-		}
-		fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
-	}
-	var rows []toolRow
-	for name, server := range disabled {
-		rows = append(rows, toolRow{Name: name, Source: server, Callers: []string{}, Status: disabledStatus(name)})
-	}
-	return rows
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
@@ -109,6 +107,7 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 	}
 	log := c.logger(os.Stderr)
 	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Trusted: scriptTrust(c.trustProject, c.toolsDir != "")})
+	c.localFinds = fs
 	for _, f := range fs {
 		if f.Reason != "" {
 			log.Warn("local tool skipped", "file", f.File, "reason", f.Reason, "line", f.Line)
@@ -121,6 +120,7 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 	}
 	for _, t := range set.Tools() {
 		if taken[t.Name] {
+			c.localFinds = append(c.localFinds, local.Finding{File: t.Name, Tool: t.Name, Reason: "collision: a tool named " + t.Name + " already exists"})
 			log.Warn("local tool skipped", "file", t.Name, "reason", "collision: a tool named "+t.Name+" already exists")
 			continue
 		}
@@ -200,9 +200,9 @@ type toolRow struct {
 }
 
 func toolsList(e *env, args []string) int {
-	fs := newFlagSet(e, "tools list", "[--demo] [--tools-dir D] [--json]", "  sandcall tools list --demo\n")
-	demoFlag := fs.Bool("demo", false, "include the embedded demo toolsets")
-	dir := fs.String("tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
+	fs := newFlagSet(e, "tools list", "[--demo] [--tools-dir D] [--policy F] [--json]", "  sandcall tools list --demo\n")
+	var c common
+	c.catalogFlags(fs, "show the callers this policy allows (default: the config file's, else the default policy)")
 	asJSON := fs.Bool("json", false, "print a JSON array of {name, source, callers, status}")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -211,42 +211,48 @@ func toolsList(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageErr(e, fs, "unexpected argument %q", pos[0])
 	}
-	var ts []*tools.Tool
-	if *demoFlag {
-		ts = demo.Tools()
+	// Skipped local files and disabled upstream tools are rows, not log lines.
+	c.logLevel = "error"
+	b, set, closeAll, msg := snapshotBroker(e.stderr, &c, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall tools list: %s\n", msg)
+		return exitFailure
 	}
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitInternal
-	}
-	// The discovery tools every server adds are listed too.
-	if b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat}); err == nil {
-		if err := bindings.AddDiscovery(b); err != nil {
-			fmt.Fprintf(e.stderr, "warning: discovery tools not listed: %v\n", err)
-		}
-	}
+	defer closeAll()
 	var rows []toolRow
-	if d, ok := localDir(*dir); ok {
-		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler)})
-		collided := set.AddTo(cat)
-		for _, f := range append(finds, collided...) {
-			if f.Reason != "" {
-				name := f.Tool
-				if name == "" {
-					name = f.File
-				}
-				rows = append(rows, toolRow{Name: name, Source: "local", Callers: []string{}, Status: "skipped: " + f.Reason})
+	for _, f := range c.localFinds {
+		if f.Reason != "" {
+			name := f.Tool
+			if name == "" {
+				name = f.File
 			}
+			rows = append(rows, toolRow{Name: name, Source: "local", Callers: []string{}, Status: "skipped: " + f.Reason})
 		}
 	}
-	rows = append(rows, upstreamToolRows(e, cat)...) // tools_approve.go
-	var auth bindings.DefaultAuthorizer
-	for _, t := range cat.List() {
+	if set != nil {
+		for _, w := range set.Warnings() {
+			if strings.Contains(w, "changed since it was approved") {
+				continue // a row says it
+			}
+			fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
+		}
+		for name, server := range set.Disabled() {
+			rows = append(rows, toolRow{Name: name, Source: server, Callers: []string{}, Status: disabledStatus(name)})
+		}
+	}
+	p := c.cfg.principal()
+	exposed := map[tools.Caller]map[string]bool{}
+	for _, cl := range []tools.Caller{tools.Direct, tools.Code} {
+		exposed[cl] = map[string]bool{}
+		for _, t := range b.Exposed(cl, p) {
+			exposed[cl][t.Name] = true
+		}
+	}
+	for _, t := range b.Catalog().List() {
 		callers := []string{}
-		for _, c := range []tools.Caller{tools.Direct, tools.Code} {
-			if auth.Exposes(t, c, bindings.Principal{}) {
-				callers = append(callers, string(c))
+		for _, cl := range []tools.Caller{tools.Direct, tools.Code} {
+			if exposed[cl][t.Name] {
+				callers = append(callers, string(cl))
 			}
 		}
 		rows = append(rows, toolRow{Name: t.Name, Source: t.Source, Callers: callers, Status: "ok"})

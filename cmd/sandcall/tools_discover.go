@@ -5,61 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/local"
 )
-
-// discoveryBroker is a broker over the tools the flags enable (the demo
-// tools with --demo, the local script tools) with the discovery tools and
-// the policy at path (the default policy if empty), for `tools search` and
-// `tools describe`. Upstream servers are not attached: these commands read
-// the local catalog without starting anything.
-func discoveryBroker(e *env, demoTools bool, dir, policyPath string) (*bindings.Broker, bool) {
-	var ts []*tools.Tool
-	if demoTools {
-		ts = demo.Tools()
-	}
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return nil, false
-	}
-	if d, ok := localDir(dir); ok {
-		set, _ := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler)})
-		set.AddTo(cat)
-	}
-	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return nil, false
-	}
-	if policyPath != "" {
-		if _, err := bindings.LoadPolicyFile(policyPath, b, nil); err != nil {
-			fmt.Fprintln(e.stderr, err)
-			return nil, false
-		}
-	}
-	if err := bindings.AddDiscovery(b); err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return nil, false
-	}
-	return b, true
-}
 
 // toolsSearch is `sandcall tools search QUERY`: search_tools, as the model
 // would call it directly.
 func toolsSearch(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "tools search", "[--demo] [--tools-dir D] [--policy F] [--limit N] [--json] QUERY",
 		"  sandcall tools search --demo \"travel budget of a level\"\n")
-	demoFlag := fs.Bool("demo", false, "include the embedded demo toolsets")
-	dir := fs.String("tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
-	pol := fs.String("policy", "", "show only what this policy lets the model call (default: the default policy)")
+	var c common
+	c.catalogFlags(fs, "show only what this policy lets the model call (default: the config file's, else the default policy)")
 	limit := fs.Int("limit", bindings.DefaultSearchLimit, fmt.Sprintf("most tools to show (1 to %d)", bindings.MaxSearchLimit))
 	asJSON := fs.Bool("json", false, "print search_tools' JSON answer")
 	pos, code, ok := parseFlags(e, fs, args)
@@ -72,10 +30,12 @@ func toolsSearch(ctx context.Context, e *env, args []string) int {
 	if *limit < 1 || *limit > bindings.MaxSearchLimit {
 		return usageErr(e, fs, "--limit must be from 1 to %d", bindings.MaxSearchLimit)
 	}
-	b, ok := discoveryBroker(e, *demoFlag, *dir, *pol)
-	if !ok {
+	b, _, closeAll, msg := snapshotBroker(e.stderr, &c, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall tools search: %s\n", msg)
 		return exitFailure
 	}
+	defer closeAll()
 	in, _ := json.Marshal(map[string]any{"query": strings.Join(pos, " "), "limit": *limit})
 	raw, err := b.CallDirect(ctx, bindings.LocalPrincipal, bindings.SearchToolsName, in)
 	if err != nil {
@@ -94,7 +54,7 @@ func toolsSearch(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	for _, t := range res.Tools {
-		fmt.Fprintf(e.stdout, "%s  [%s]\n    %s\n    %s\n", t.Name, strings.Join(t.Callers, ","), t.Summary, t.Signature)
+		fmt.Fprintf(e.stdout, "%s  [%s]\n    %s\n    %s\n    call %s\n", t.Name, strings.Join(t.Callers, ","), t.Summary, t.Signature, t.Call)
 	}
 	fmt.Fprintf(e.stderr, "%d of %d matching tools shown (searched %d)\n", res.Shown, res.Total, res.Searched)
 	return exitOK
@@ -105,9 +65,8 @@ func toolsSearch(ctx context.Context, e *env, args []string) int {
 func toolsDescribe(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "tools describe", "[--demo] [--tools-dir D] [--policy F] [--json] NAME...",
 		"  sandcall tools describe --demo get_expenses get_team_members\n")
-	demoFlag := fs.Bool("demo", false, "include the embedded demo toolsets")
-	dir := fs.String("tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
-	pol := fs.String("policy", "", "describe only what this policy lets the model call (default: the default policy)")
+	var c common
+	c.catalogFlags(fs, "describe only what this policy lets the model call (default: the config file's, else the default policy)")
 	asJSON := fs.Bool("json", false, "print describe_tools' JSON answer")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -119,10 +78,12 @@ func toolsDescribe(ctx context.Context, e *env, args []string) int {
 	if len(pos) > bindings.MaxDescribeNames {
 		return usageErr(e, fs, "at most %d names at once", bindings.MaxDescribeNames)
 	}
-	b, ok := discoveryBroker(e, *demoFlag, *dir, *pol)
-	if !ok {
+	b, _, closeAll, msg := snapshotBroker(e.stderr, &c, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall tools describe: %s\n", msg)
 		return exitFailure
 	}
+	defer closeAll()
 	in, _ := json.Marshal(map[string]any{"names": pos})
 	raw, err := b.CallDirect(ctx, bindings.LocalPrincipal, bindings.DescribeToolsName, in)
 	if err != nil {

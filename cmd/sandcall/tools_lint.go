@@ -1,22 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/examples/demo"
-	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/lint"
-	"github.com/sandcall/sandcall/tools/local"
-	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 const toolsLintExamples = `  sandcall tools lint --demo
@@ -38,8 +30,8 @@ Exit status: 1 when any finding is an error, 0 otherwise, 2 on usage errors.
 // toolsLint is `sandcall tools lint`.
 func toolsLint(e *env, args []string) int {
 	fs := newFlagSet(e, "tools lint", "[--demo] [--tools-dir D] [--json]", toolsLintExamples)
-	demoFlag := fs.Bool("demo", false, "include the embedded demo toolsets")
-	dir := fs.String("tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
+	var c common
+	c.catalogFlags(fs, "unused by lint; accepted so every catalog command takes the same flags")
 	asJSON := fs.Bool("json", false, "print a JSON array of findings {tool, rule, level, message, hint, pos}")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -48,33 +40,24 @@ func toolsLint(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageErr(e, fs, "unexpected argument %q", pos[0])
 	}
-	var ts []*tools.Tool
-	if *demoFlag {
-		ts = demo.Tools()
+	c.logLevel = "error" // skipped files and servers are reported below
+	b, set, closeAll, msg := snapshotBroker(e.stderr, &c, fs)
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall tools lint: %s\n", msg)
+		return exitFailure
 	}
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitInternal
-	}
-	// The discovery tools every server adds.
-	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitInternal
-	}
-	if err := bindings.AddDiscovery(b); err != nil {
-		fmt.Fprintf(e.stderr, "warning: discovery tools not linted: %v\n", err)
-	}
-	if d, ok := localDir(*dir); ok {
-		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler)})
-		for _, f := range append(finds, set.AddTo(cat)...) {
-			if f.Reason != "" {
-				fmt.Fprintf(e.stderr, "warning: %s skipped: %s (see 'sandcall tools check')\n", f.File, f.Reason)
-			}
+	defer closeAll()
+	for _, f := range c.localFinds {
+		if f.Reason != "" {
+			fmt.Fprintf(e.stderr, "warning: %s skipped: %s (see 'sandcall tools check')\n", f.File, f.Reason)
 		}
 	}
-	attachUpstreams(e, cat)
+	if set != nil {
+		for _, w := range set.Warnings() {
+			fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
+		}
+	}
+	cat := b.Catalog()
 
 	var all []lint.Finding
 	for _, t := range cat.List() {
@@ -123,27 +106,6 @@ func toolsLint(e *env, args []string) int {
 
 // scriptCannot are the rules a local script's header has no way to meet.
 var scriptCannot = map[string]bool{"output-schema": true, "output-budget": true, "effects": true}
-
-// attachUpstreams adds the tools of the upstream servers configured in the
-// working directory to cat, then disconnects: lint reads definitions only.
-func attachUpstreams(e *env, cat *tools.Catalog) {
-	if os.Getenv(upstream.NestedEnv) != "" {
-		return
-	}
-	pins, err := upstream.OpenPins(upstream.DefaultPinFile, true)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "warning: %v; upstream tools are not linted\n", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	set := upstream.Attach(ctx, cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Pins: pins,
-		Logger: slog.New(slog.DiscardHandler), Trusted: serverTrust(false, ".")})
-	set.Close()
-	for _, w := range set.Warnings() {
-		fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
-	}
-}
 
 // relPos shows a "file:line" position relative to the working directory
 // when the file is under it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,14 @@ func TestWasmPolicyDenial(t *testing.T) {
 	r = run(`["ping",{"n":12}]`)
 	if string(r.Result) != "13" || r.Calls.OK != 1 || r.Calls.Denied != 0 {
 		t.Errorf("ping 12: result %s, calls %+v; want 13, one ok call", r.Result, r.Calls)
+	}
+
+	// A misspelt tool: the same E_TOOL_UNKNOWN with a did-you-mean hint as
+	// tools.get_expense() in JavaScript.
+	r = run(`["get_expense",{}]`)
+	var unknown sandbox.Error
+	if err := json.Unmarshal(r.Result, &unknown); err != nil || unknown.Code != sandbox.EToolUnknown ||
+		unknown.Hint == "" || !strings.Contains(unknown.Hint, "Did you mean tools.get_expenses") {
+		t.Errorf("misspelt tool from WASM: %s", r.Result)
 	}
 }

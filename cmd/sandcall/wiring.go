@@ -25,7 +25,6 @@ import (
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/mcpserver"
-	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // common holds the flags shared by serve and run.
@@ -46,6 +45,7 @@ type common struct {
 	trustProject bool // --trust-project: the project's servers and scripts run untrusted (trust.go)
 	toolsTimeout time.Duration
 	localSet     *local.Set
+	localFinds   []local.Finding // what loading the directory found (skipped files too)
 
 	cfg     *fileConfig        // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
@@ -194,41 +194,23 @@ func (c *common) catalogTools() []*tools.Tool {
 	return c.localTools(ts)
 }
 
-// newRunner wires a catalog of ts, a broker with the default policy, and
-// the executor of c's isolation tier. close releases the executor (it kills
+// newRunner wires the catalog assemble builds from ts (with the upstream
+// servers, the discovery tools and c's policy) and the executor of c's
+// isolation tier. close releases the executor (it kills
 // the worker pool); call it when done.
 func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runner, close func(), err error) {
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		return nil, nil, err
-	}
 	closeAll := func() {
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			c.closers[i]()
 		}
 		c.closers = nil
 	}
-	// Upstream MCP servers from .mcp.json and friends in the working
-	// directory; a bad server is skipped with a warning, an unreachable one
-	// retried in the background. Their tool definitions are pinned in
-	// .sandcall/pins.json (see tools_approve.go). Not in a sandcall that is
-	// itself an upstream of another: no recursion.
-	if os.Getenv(upstream.NestedEnv) == "" {
-		pins, err := upstream.OpenPins(upstream.DefaultPinFile, false)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
-			Trusted: serverTrust(c.trustProject, ".")})
-		c.closers = append(c.closers, set.Close)
-	}
 	audit, err := c.auditLogger(os.Stderr)
 	if err != nil {
 		closeAll() // the upstream servers already started
 		return nil, nil, err
 	}
-	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}
+	bc := bindings.BrokerConfig{Logger: log, Audit: audit}
 	var mods *bindings.ModuleStore
 	if c.cfg != nil && c.cfg.Store != "" && c.cfg.Store != "memory:" {
 		st, err := store.Open(c.cfg.Store)
@@ -250,28 +232,18 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		limits.MemoryBytes = int64(cfg.Limits.MemoryMB) << 20
 		limits.MaxCalls = cfg.Limits.MaxCalls
 	}
-	broker, err := bindings.NewBroker(bc)
+	broker, _, err := assemble(ts, c, live, bc, log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	// search_tools and describe_tools (DESIGN.md §3). A tool already named
-	// so (a local script, say) keeps the name, and discovery is off.
-	if err := bindings.AddDiscovery(broker); err != nil {
-		log.Warn("discovery tools not added", "err", err.Error())
-	}
-	stopPolicy, err := keepPolicy(c.policy, broker, log)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
+	cat := broker.Catalog()
 	exec, tier, closeExec, err := newExecutor(c, limits.Resolve(), log)
 	if err != nil {
-		stopPolicy()
 		closeAll()
 		return nil, nil, err
 	}
-	close = func() { stopPolicy(); closeExec(); closeAll() }
+	close = func() { closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier, Modules: mods,
 		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
 	if err != nil {

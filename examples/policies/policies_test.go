@@ -136,7 +136,8 @@ try {
 }
 
 // TestDirectOnlyUndefinedInSandbox: a tool the policy makes direct-only is
-// not bound (tools.ping is undefined), and tools.call is still denied.
+// not bound ('ping' in tools is false), and calling it — tools.ping() or
+// tools.call — is denied with the rule, as a ToolError.
 func TestDirectOnlyUndefinedInSandbox(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "p.yaml")
 	if err := os.WriteFile(f, []byte("version: 1\nrules: [{name: ping-direct, tools: [ping], allowed_callers: [direct]}]\n"), 0o600); err != nil {
@@ -144,14 +145,15 @@ func TestDirectOnlyUndefinedInSandbox(t *testing.T) {
 	}
 	r, _ := newRunner(t, f)
 	prog := `
-let err = null;
+let err = null, direct = null;
 try { await tools.call("ping", { n: 1 }); } catch (e) { err = e.code + " " + e.rule; }
-return { bound: typeof tools.ping, err };`
+try { await tools.ping({ n: 1 }); } catch (e) { direct = e.code + " " + e.rule; }
+return { bound: 'ping' in tools, err, direct };`
 	res := r.Run(context.Background(), bindings.RunRequest{Program: sandbox.Program{Source: prog}})
 	if !res.OK {
 		t.Fatalf("run failed: %v", res.Error)
 	}
-	if s := string(res.Result); !strings.Contains(s, `"bound":"undefined"`) || !strings.Contains(s, "E_TOOL_") {
+	if s := string(res.Result); s != `{"bound":false,"err":"E_TOOL_DENIED ping-direct","direct":"E_TOOL_DENIED ping-direct"}` {
 		t.Errorf("result %s", s)
 	}
 }

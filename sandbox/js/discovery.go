@@ -9,12 +9,13 @@ const (
 	describeToolsName = "describe_tools"
 )
 
-// defineDiscovery adds tools.$search(query, limit) and tools.$describe(names)
-// to the tools object: thin wrappers over the bound search_tools and
+// discoveryFuncs returns tools.$search(query, limit) and tools.$describe(names)
+// of the tools object: thin wrappers over the bound search_tools and
 // describe_tools (each defined only when its tool is bound), so the calls
 // take the broker's path like any other. $describe also takes one name as a
 // string. "$" cannot start a tool name, so they never shadow a tool.
-func (r *run) defineDiscovery(tools *goja.Object) {
+func (r *run) discoveryFuncs() map[string]*goja.Object {
+	out := map[string]*goja.Object{}
 	bound := map[string]bool{}
 	for _, n := range r.job.Tools {
 		bound[n] = true
@@ -29,7 +30,7 @@ func (r *run) defineDiscovery(tools *goja.Object) {
 			}
 			return r.callTool(searchToolsName, args)
 		})
-		_ = tools.DefineDataProperty("$search", fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		out["$search"] = fn
 	}
 	if bound[describeToolsName] {
 		fn := r.native("$describe", func(c goja.FunctionCall) goja.Value {
@@ -41,6 +42,7 @@ func (r *run) defineDiscovery(tools *goja.Object) {
 			_ = args.Set("names", names)
 			return r.callTool(describeToolsName, args)
 		})
-		_ = tools.DefineDataProperty("$describe", fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		out["$describe"] = fn
 	}
+	return out
 }

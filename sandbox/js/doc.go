@@ -7,7 +7,12 @@
 // Promise per call), tools.call(name, args), tools.$search(query, limit)
 // and tools.$describe(names) (wrappers over the search_tools and
 // describe_tools bindings, defined only when those are bound), input
-// (Program.Input, or null),
+// (Program.Input, or null). The tools object is read-only and `'name' in
+// tools` is true only for bound names; reading any other name gives a
+// function that calls the host by that name (like tools.call), so a
+// misspelt, unknown or denied tool rejects with the host's ToolError
+// (E_TOOL_UNKNOWN with the closest names, E_TOOL_DENIED with the rule)
+// rather than a TypeError;
 // console.log/info/warn/error/debug (captured into Outcome.Logs), progress(value)
 // (saves the compact JSON of value as Outcome.Partial, the last one wins,
 // bounded by the result budget; what the run reports if it then fails) and

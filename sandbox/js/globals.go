@@ -142,37 +142,85 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 }
 
 // toolsObject builds the tools global: one function per bound name, plus
-// tools.call(name, args).
+// tools.call(name, args), tools.$search and tools.$describe. It is a
+// dynamic object (toolsObject below): reading any other name gives a
+// function whose call goes to the host like tools.call(name, args), so a
+// misspelt, unknown, removed or denied tool rejects with the broker's
+// ToolError (E_TOOL_UNKNOWN with the closest names, E_TOOL_DENIED with the
+// rule) rather than a TypeError; `'name' in tools` is true only for bound
+// tools.
 func (r *run) toolsObject() *goja.Object {
-	rt := r.rt
-	tools := rt.NewObject()
+	o := &toolsObject{r: r, bound: make(map[string]*goja.Object, len(r.job.Tools)), special: r.discoveryFuncs()}
 	for _, name := range r.job.Tools {
-		if name == "call" {
+		if name == "call" || o.bound[name] != nil {
 			continue
 		}
 		name := name
-		fn := r.native(name, func(c goja.FunctionCall) goja.Value {
+		o.bound[name] = r.native(name, func(c goja.FunctionCall) goja.Value {
 			return r.callWithOptions(name, c.Argument(0), c.Argument(1))
 		})
-		_ = tools.DefineDataProperty(name, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		o.keys = append(o.keys, name)
 	}
-	call := r.native("call", func(c goja.FunctionCall) goja.Value {
+	o.special["call"] = r.native("call", func(c goja.FunctionCall) goja.Value {
 		nv := c.Argument(0)
 		if !goja.IsString(nv) {
 			return r.rejected(sandbox.Errorf(sandbox.EToolUnknown,
 				"Pass the tool name as a string: tools.call(\"name\", args).", "tools.call: the tool name must be a string"))
 		}
-		name := nv.String()
-		if len(name) > 256 {
-			return r.rejected(sandbox.Errorf(sandbox.EToolUnknown, "Use search_tools to find the tool's name.", "tools.call: the tool name is too long"))
-		}
-		return r.callWithOptions(name, c.Argument(1), c.Argument(2))
+		return r.callByName(nv.String(), c.Argument(1), c.Argument(2))
 	})
-	_ = tools.DefineDataProperty("call", call, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
-	r.defineDiscovery(tools)
-	r.defineHandles(tools)
-	return tools
+	o.special[sandbox.ReadHandle] = r.readHandleFunc()
+	return r.rt.NewDynamicObject(o)
 }
+
+// callByName calls a tool named by the guest (tools.call, or a name not
+// bound).
+func (r *run) callByName(name string, args, opts goja.Value) goja.Value {
+	if len(name) > 256 {
+		return r.rejected(sandbox.Errorf(sandbox.EToolUnknown, "Use search_tools to find the tool's name.", "tools.call: the tool name is too long"))
+	}
+	return r.callWithOptions(name, args, opts)
+}
+
+// toolsObject is the handler of the tools global. Its members are read-only.
+type toolsObject struct {
+	r       *run
+	bound   map[string]*goja.Object // bound tools
+	keys    []string                // bound names, in order
+	special map[string]*goja.Object // call, $search, $describe (not enumerated)
+}
+
+// notTools are names a reader of tools may mean as an object's own
+// machinery, not as a tool: Object.prototype's members, and the hooks of
+// await, JSON and conversions. Reading them falls through to the prototype.
+var notTools = map[string]bool{
+	"constructor": true, "toString": true, "toLocaleString": true, "valueOf": true, "hasOwnProperty": true,
+	"isPrototypeOf": true, "propertyIsEnumerable": true, "__proto__": true, "__defineGetter__": true,
+	"__defineSetter__": true, "__lookupGetter__": true, "__lookupSetter__": true, "then": true, "toJSON": true,
+	"inspect": true, "length": true, "prototype": true,
+}
+
+func (o *toolsObject) Get(key string) goja.Value {
+	if fn := o.bound[key]; fn != nil {
+		return fn
+	}
+	if fn := o.special[key]; fn != nil {
+		return fn
+	}
+	if key == "" || key[0] == '$' || notTools[key] {
+		return nil // "$" starts no tool name: only $search and $describe
+	}
+	r := o.r
+	return r.native(key, func(c goja.FunctionCall) goja.Value { return r.callByName(key, c.Argument(0), c.Argument(1)) })
+}
+
+func (o *toolsObject) Set(string, goja.Value) bool { return false }
+
+func (o *toolsObject) Has(key string) bool { return o.bound[key] != nil || o.special[key] != nil }
+
+func (o *toolsObject) Delete(key string) bool { return !o.Has(key) }
+
+func (o *toolsObject) Keys() []string { return o.keys }
 
 // callTool starts one tool call and returns its promise. The arguments are
 // converted here, on the guest goroutine, by the bounded converter; the call

@@ -51,10 +51,9 @@ func (r *run) callWithOptions(name string, args, opts goja.Value) goja.Value {
 	return r.callTool(n, args)
 }
 
-// defineHandles binds tools.$read(handle): the value of an opaque handle.
-func (r *run) defineHandles(tools *goja.Object) {
-	fn := r.native(sandbox.ReadHandle, func(c goja.FunctionCall) goja.Value {
+// readHandleFunc is tools.$read(handle): the value of an opaque handle.
+func (r *run) readHandleFunc() *goja.Object {
+	return r.native(sandbox.ReadHandle, func(c goja.FunctionCall) goja.Value {
 		return r.callTool(sandbox.ReadHandle, c.Argument(0))
 	})
-	_ = tools.DefineDataProperty(sandbox.ReadHandle, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 }

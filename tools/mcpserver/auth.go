@@ -137,8 +137,14 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return res, err
 		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
 		s.mu.Lock()
 		hidden := s.hidden
+		listed := map[string]bool{}
+		for _, t := range lr.Tools {
+			listed[t.Name] = s.listedTo(ss, t.Name)
+		}
+		nDeferred := len(s.deferred)
 		s.mu.Unlock()
 		var ok2 map[string]bool // nil: every tool not hidden
 		p := s.principalFor(req)
@@ -147,13 +153,13 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 			for _, t := range s.broker.Exposed(tools.Direct, p) {
 				ok2[t.Name] = true
 			}
-		} else if len(hidden) == 0 {
+		} else if len(hidden) == 0 && nDeferred == 0 {
 			return res, err
 		}
 		c := *lr
 		c.Tools = nil
 		for _, t := range lr.Tools {
-			if hidden[t.Name] || (ok2 != nil && !ok2[t.Name]) {
+			if hidden[t.Name] || !listed[t.Name] || (ok2 != nil && !ok2[t.Name]) {
 				continue
 			}
 			if t.Name == RunCodeName && s.tokens != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,6 +79,11 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 			return errorResult(sandbox.AsError(err, sandbox.EToolFailed)), nil
 		}
 		res := out.Result
+		if name == bindings.SearchToolsName {
+			if note := s.revealFound(req.Session, res); note != "" {
+				out.Notes = append(out.Notes, note)
+			}
+		}
 		if raw {
 			var r mcp.CallToolResult
 			if err := json.Unmarshal(res, &r); err != nil {
@@ -95,6 +101,9 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 				return errorResult(&sandbox.Error{Code: sandbox.EToolFailed, Tool: name, Message: "tool " + name + " returned invalid JSON"}), nil
 			}
 			return withNotes(jsonResult(b, false), out), nil
+		}
+		if name == bindings.DescribeToolsName {
+			return withNotes(describeResult(res), out), nil
 		}
 		if !isJSONObject(res) {
 			s.log.Warn("mcpserver: tool result does not match its object output schema", "tool", name)
@@ -162,4 +171,26 @@ func wrapSchema(s *jsonschema.Schema) *jsonschema.Schema {
 func isJSONObject(b []byte) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) > 0 && b[0] == '{'
+}
+
+// describeResult is describe_tools' result over MCP: the declarations as a
+// plain TypeScript text block (what a model reads best, not escaped inside
+// JSON), with the unknown and omitted names and the hint as comments after
+// it, and the whole answer as structured content.
+func describeResult(res json.RawMessage) *mcp.CallToolResult {
+	var d bindings.DescribeResult
+	if err := json.Unmarshal(res, &d); err != nil {
+		return jsonResult(res, false)
+	}
+	text := d.Declarations
+	if len(d.Unknown) > 0 {
+		text += "\n\n// Unknown (not tools you may call): " + strings.Join(d.Unknown, ", ")
+	}
+	if len(d.Omitted) > 0 {
+		text += "\n\n// Omitted (too large for one answer): " + strings.Join(d.Omitted, ", ")
+	}
+	if d.Hint != "" {
+		text += "\n\n// " + d.Hint
+	}
+	return &mcp.CallToolResult{StructuredContent: res, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }

@@ -28,9 +28,14 @@
 // names the tool families (name prefix and count) and points to
 // search_tools and describe_tools (tools.$search and tools.$describe in
 // programs) instead of listing each tool; when more than that many tools
-// are exposed to direct callers, only run_code, read_output, the discovery
-// tools and tools the policy pins (`pin: true`) are served as MCP tools;
-// the others stay callable from programs. With the 202-tool fixture
+// are exposed to direct callers, tools/list holds only run_code,
+// read_output, the discovery tools and tools the policy pins (`pin:
+// true`). Every tool exposed to direct callers is still served, and one
+// that programs may not call (without a policy: every possibly destructive
+// tool) is added to a session's tools/list once that session's
+// search_tools surfaces it, with notifications/tools/list_changed
+// (deferred listing, see deferred.go): whatever search_tools shows a
+// caller can be called by the route its call field names. With the 202-tool fixture
 // repeated to 500 tools, tools/list is about 13.5 KB and the description
 // about 1.6 KB (TestListingLargeCatalog). Add the discovery tools with
 // bindings.AddDiscovery.

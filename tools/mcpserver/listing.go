@@ -85,36 +85,27 @@ func (s *Server) writeBindings(b *strings.Builder, bound []*tools.Tool) {
 	}
 	b.WriteString("\nExample: ")
 	if canSearch {
-		b.WriteString(`const found = await tools.$search("refund an order", 3); return found.tools;`)
+		fmt.Fprintf(b, "const found = await tools.$search(%q, 3); return found.tools;", exampleQuery(listed))
 	} else {
 		b.WriteString(exampleProgram(listed))
 	}
 }
 
-// families lists the tool families — the name up to the first underscore —
-// largest first, with counts: "github (13), crm (10), …". Tools whose name
-// has no underscore, and families of one tool, are counted as "other".
+// families lists every tool family — the name up to the first underscore,
+// or the whole name when it has none — largest first, with counts:
+// "github (13), crm (10), ping (1)". Past maxFamiliesBytes the rest are
+// counted, never lumped in an unnamed "other".
 func families(ts []*tools.Tool) string {
 	count := map[string]int{}
 	for _, t := range ts {
-		f, _, ok := strings.Cut(t.Name, "_")
-		if !ok || f == "" {
-			f = ""
-		}
-		count[f]++
+		count[family(t.Name)]++
 	}
-	other := count[""]
-	delete(count, "")
 	type fam struct {
 		name string
 		n    int
 	}
 	var fs []fam
 	for f, n := range count {
-		if n == 1 {
-			other++
-			continue
-		}
 		fs = append(fs, fam{f, n})
 	}
 	sort.Slice(fs, func(i, j int) bool {
@@ -139,11 +130,48 @@ func families(ts []*tools.Tool) string {
 		}
 		b.WriteString(item)
 	}
-	if other > 0 {
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "other (%d)", other)
-	}
 	return b.String()
+}
+
+// family is a tool name's family: the name up to the first underscore, or
+// the whole name.
+func family(name string) string {
+	f, _, ok := strings.Cut(name, "_")
+	if !ok || f == "" {
+		return name
+	}
+	return f
+}
+
+// exampleQuery is the search of run_code's example, taken from the catalog
+// at hand: the action words of a tool of its largest family (the name less
+// the family prefix), so the example finds a real tool.
+func exampleQuery(ts []*tools.Tool) string {
+	count := map[string]int{}
+	for _, t := range ts {
+		count[family(t.Name)]++
+	}
+	var best *tools.Tool
+	bestWords := 0
+	for _, t := range ts {
+		f := family(t.Name)
+		rest := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(t.Name, f), "_"), "_", " "))
+		words := min(len(rest), 3)
+		if best == nil || count[f] > count[family(best.Name)] ||
+			count[f] == count[family(best.Name)] && (words > bestWords || words == bestWords && t.Name < best.Name) {
+			best, bestWords = t, words
+		}
+	}
+	if best == nil {
+		return "what to do"
+	}
+	f := family(best.Name)
+	q := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(best.Name, f), "_"), "_", " ")
+	if q == "" {
+		q = best.Name
+	}
+	if f != best.Name && bestWords < 3 {
+		q += " " + f // the family says what the action acts on
+	}
+	return q
 }

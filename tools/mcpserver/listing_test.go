@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/policy"
@@ -188,8 +189,13 @@ rules:
 		t.Fatalf("describe_tools failed: %v", res.Content)
 	}
 	var dr bindings.DescribeResult
-	if err := json.Unmarshal(textJSON(t, res), &dr); err != nil {
+	sb, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(sb, &dr); err != nil {
 		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "// Call in a run_code program: await tools."+sr.Tools[0].Name) ||
+		!strings.Contains(text, "\n"+sr.Tools[0].Name+"(args?: {") {
+		t.Errorf("describe_tools' text block is not the plain declarations:\n%s", text)
 	}
 	if !strings.Contains(dr.Declarations, sr.Tools[0].Name+"(args?: {") || !strings.Contains(dr.Declarations, "deployment?: string;") {
 		t.Errorf("declarations:\n%s", dr.Declarations)
@@ -219,5 +225,53 @@ func TestListThresholdNegative(t *testing.T) {
 	names, desc, _ := listSizes(t, h)
 	if len(names) != 42 || !strings.Contains(desc, "- crm_search_contacts(") {
 		t.Errorf("threshold -1: %d tools served; description:\n%s", len(names), desc)
+	}
+}
+
+// TestFamiliesNameEveryFamily: over the threshold, run_code's description
+// names every family, one-tool families and names without an underscore
+// included (no "other (1)" hiding one), and its example search comes from
+// the catalog at hand and finds a tool.
+func TestFamiliesNameEveryFamily(t *testing.T) {
+	ts := catalogOf(t, 40)
+	handler := ts[0].Handler
+	ts = append(ts, &tools.Tool{Name: "ping", Description: "Answers pong.", Handler: handler},
+		&tools.Tool{Name: "weather_now", Description: "Current weather in a city.", Handler: handler})
+	cat, err := tools.NewCatalog(ts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bindings.AddDiscovery(b); err != nil {
+		t.Fatal(err)
+	}
+	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := connect(t, srv, cat, nil, options{})
+	_, desc, _ := listSizes(t, h)
+	for _, want := range []string{"ping (1)", "weather (1)"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("description lacks %q:\n%s", want, desc)
+		}
+	}
+	if strings.Contains(desc, "other (") {
+		t.Errorf("description lumps families into other:\n%s", desc)
+	}
+	_, ex, ok := strings.Cut(desc, "Example: ")
+	if !ok || strings.Contains(ex, "refund an order") {
+		t.Fatalf("example is not from this catalog: %q", ex)
+	}
+	res := h.call(t, mcpserver.RunCodeName, map[string]any{"code": ex})
+	if res.IsError || !strings.Contains(string(textJSON(t, res)), `"name":`) {
+		t.Errorf("the example finds nothing: %s\n%s", ex, textJSON(t, res))
 	}
 }

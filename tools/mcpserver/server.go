@@ -67,11 +67,14 @@ type Config struct {
 	// a program may call at most this many tools, run_code's description
 	// lists each with its signature; when more, it names the tool families
 	// and points to search_tools and describe_tools instead. Likewise, when
-	// more than this many tools are exposed to direct callers, only the
-	// pinned ones (policy `pin: true`, see bindings.Pinner) and the
-	// discovery tools are served as MCP tools; the rest stay callable from
-	// programs. If zero, MaxListedBindings if set, else 30; if negative,
-	// there is no threshold (every tool is listed and served).
+	// more than this many tools are exposed to direct callers, tools/list
+	// holds only the pinned ones (policy `pin: true`, see bindings.Pinner)
+	// and the discovery tools, plus, for each session, the tools programs
+	// may not call that its search_tools calls surfaced (deferred loading,
+	// announced with notifications/tools/list_changed). Every tool exposed
+	// to direct callers is served whether listed or not, so whatever a
+	// search shows can be called. If zero, MaxListedBindings if set, else
+	// 30; if negative, there is no threshold (every tool is listed).
 	ListThreshold int
 	// MaxListedBindings is the former name of ListThreshold, used only when
 	// ListThreshold is zero.
@@ -133,10 +136,16 @@ type Server struct {
 	inflight sync.Map   // HTTP request token → context.Context of the HTTP request
 	drain    drainState // POSTs in flight; refusal once draining
 
-	mu       sync.Mutex        // guards served, unlisted and hidden; serializes Refresh
+	mu       sync.Mutex        // guards served, unlisted, hidden and deferred*; serializes Refresh
 	served   map[string][]byte // MCP tool name → JSON of its definition
-	unlisted int               // direct tools not served at the last Refresh (over the threshold)
+	unlisted int               // direct tools not listed at the last Refresh (over the threshold)
 	hidden   map[string]bool   // served but never listed: deprecated aliases
+	// deferred are served but listed only to the sessions whose
+	// search_tools surfaced them (over the threshold, unpinned); deferredDefs
+	// their definitions, re-added to announce a listing change.
+	deferred     map[string]bool
+	deferredDefs map[string]toolDef
+	revealed     revealed // per session: deferred tools listed to it (deferred.go)
 }
 
 // New returns a Server for cfg, with its tool list synced from the catalog.
@@ -261,6 +270,8 @@ func (s *Server) Refresh() (err error) {
 
 	want := map[string]toolDef{RunCodeName: s.runCodeTool(), ReadOutputName: s.readOutputTool()}
 	hidden := map[string]bool{}
+	deferred := map[string]bool{}
+	defs := map[string]toolDef{}
 	direct := s.exposedToAny()
 	large := s.overThreshold(direct)
 	var unlisted, directOnly int
@@ -276,19 +287,28 @@ func (s *Server) Refresh() (err error) {
 			s.log.Warn("mcpserver: tool name is reserved for the server; it is not served directly", "tool", t.Name)
 			continue
 		}
+		// Over the threshold, an unpinned tool is served (a direct call
+		// works) but not listed: a tool programs may call is reached from
+		// run_code; one they may not is listed to a session once its
+		// search_tools surfaces it (deferred.go).
 		if large && !s.broker.Pinned(t, s.principal) {
 			unlisted++
+			deferred[t.Name] = true
 			if !code[t.Name] {
 				directOnly++
 			}
-			continue
 		}
 		d, err := s.directTool(t)
 		if err != nil {
 			s.log.Warn("mcpserver: tool not served directly", "tool", t.Name, "err", err)
+			delete(deferred, t.Name)
 			continue
 		}
 		want[t.Name] = d
+		if deferred[t.Name] {
+			defs[t.Name] = d
+			continue // no aliases for an unlisted tool
+		}
 		// A deprecated alias stays callable by clients that learnt the old
 		// name, through the same broker path (which adds next_action, or
 		// answers E_TOOL_UNKNOWN naming the new tool after the window); it
@@ -308,15 +328,14 @@ func (s *Server) Refresh() (err error) {
 	}
 
 	if unlisted > 0 && unlisted != s.unlisted {
-		s.log.Info("mcpserver: catalog over the list threshold; unpinned tools are reachable from programs only",
-			"threshold", s.threshold, "unlisted", unlisted)
-		if directOnly > 0 {
-			s.log.Warn("mcpserver: tools that programs may not call are not served: pin them in the policy (pin: true)",
-				"count", directOnly)
-		}
+		s.log.Info("mcpserver: catalog over the list threshold; unpinned tools are listed once search_tools finds them "+
+			"(those programs may not call) or reached from programs", "threshold", s.threshold, "unlisted", unlisted,
+			"direct_only", directOnly)
 	}
 	s.unlisted = unlisted
 	s.hidden = hidden
+	s.deferred = deferred
+	s.deferredDefs = defs
 
 	var gone []string
 	for name := range s.served {

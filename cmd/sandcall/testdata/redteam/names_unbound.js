@@ -1,2 +1,2 @@
-// expect: E_GUEST_ERROR
+// expect: E_TOOL_UNKNOWN
 return await tools.rm_rf({})

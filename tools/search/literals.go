@@ -1,0 +1,96 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+)
+
+// stripLiterals removes from a query the literal values a request quotes
+// or names — quoted strings ('Fix login', `npm test`), numbers and
+// references (8080, #17, !42, 3pm), paths and file names (src/auth.go,
+// ./src, config.yaml), URLs and e-mail addresses — which are the
+// arguments of a call, not what the tool does, and would otherwise count
+// as query words no tool uses. Quoted strings are kept when fewer than two
+// words would remain outside them (a model may quote what it looks for:
+// "create issue" in gitlab); when nothing with letters would remain,
+// query is returned unchanged.
+func stripLiterals(query string) string {
+	var b strings.Builder
+	rs := []rune(query)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		if q := closingQuote(r); q != 0 && (i == 0 || !isWordRune(rs[i-1])) {
+			if j := indexRune(rs[i+1:], q); j > 0 && (i+2+j >= len(rs) || !isWordRune(rs[i+2+j])) {
+				b.WriteByte(' ')
+				i += j + 1
+				continue
+			}
+		}
+		b.WriteRune(r)
+	}
+	text := b.String()
+	if len(Terms(text)) < 2 {
+		text = query
+	}
+	fs := strings.Fields(text)
+	out := fs[:0]
+	for _, f := range fs {
+		if !isLiteral(strings.TrimRight(f, ".,;:!?)")) {
+			out = append(out, f)
+		}
+	}
+	s := strings.Join(out, " ")
+	if !strings.ContainsFunc(s, unicode.IsLetter) {
+		return query
+	}
+	return s
+}
+
+func closingQuote(r rune) rune {
+	switch r {
+	case '\'', '"', '`':
+		return r
+	case '‘':
+		return '’'
+	case '“':
+		return '”'
+	}
+	return 0
+}
+
+func indexRune(rs []rune, r rune) int {
+	for i, x := range rs {
+		if x == r {
+			return i
+		}
+	}
+	return -1
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isLiteral reports whether a query token is a value rather than a word:
+// it starts with a digit or a reference sign (#17, !42, 8080, 3pm), or it
+// is a path, URL, e-mail address or file name.
+func isLiteral(f string) bool {
+	f = strings.TrimLeft(f, "(")
+	if f == "" {
+		return false
+	}
+	if c := f[0]; c >= '0' && c <= '9' || (c == '#' || c == '!' || c == '@') && len(f) > 1 {
+		return true
+	}
+	if strings.Contains(f, "://") || strings.HasPrefix(f, "./") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "/") && len(f) > 1 {
+		return true
+	}
+	if i := strings.IndexByte(f, '@'); i > 0 && strings.Contains(f[i:], ".") {
+		return true
+	}
+	// A dotted name with letters on both sides: a file or host
+	// (config.yaml, docs.example.com), not an abbreviation (e.g.).
+	if i := strings.LastIndexByte(f, '.'); i > 0 && i < len(f)-1 && isWordRune(rune(f[i-1])) && isWordRune(rune(f[i+1])) && len(f)-i-1 >= 2 {
+		return true
+	}
+	// A path of three or more parts (src/lib/x), not an either-or (lat/long).
+	return strings.Count(f, "/") >= 2
+}
