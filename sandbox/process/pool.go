@@ -105,6 +105,11 @@ type Pool struct {
 	cancel  context.CancelFunc
 	fillWG  sync.WaitGroup
 	running atomic.Int32 // jobs running now
+	// starting is the PID of the worker being started (0: none);
+	// wanting counts jobs waiting for a fresh worker. A start is niced
+	// only while no job waits for it.
+	starting atomic.Int64
+	wanting  atomic.Int32
 
 	mu      sync.Mutex // guards live and lastErr
 	live    map[*worker]struct{}
@@ -301,6 +306,13 @@ func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox
 	select {
 	case w = <-p.ready:
 	default:
+		// A job now waits for the worker being started: it must not
+		// start at low priority behind the running jobs.
+		p.wanting.Add(1)
+		defer p.wanting.Add(-1)
+		if pid := p.starting.Load(); pid > 0 {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, int(pid), 0)
+		}
 		t := time.NewTimer(p.cfg.QueueTimeout)
 		defer t.Stop()
 		select {
@@ -377,11 +389,17 @@ func (p *Pool) start() (*worker, error) {
 	// runs: on a small machine its start-up (exec, confinement, engine
 	// warm-up) would compete with that job for the CPU. While jobs run, a
 	// new worker starts at low priority and gets normal priority once it is
-	// ready. (PRIO_PGRP reaches every thread of the worker, which leads its
-	// own process group.)
-	niced := p.running.Load() > 0
+	// ready, or as soon as a job waits for it. (PRIO_PGRP reaches every
+	// thread of the worker, which leads its own process group.)
+	p.starting.Store(int64(cmd.Process.Pid))
+	defer p.starting.Store(0)
+	niced := p.running.Load() > 0 && p.wanting.Load() == 0
 	if niced {
 		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)
+		// A job that began waiting meanwhile may have missed the nice.
+		if p.wanting.Load() > 0 {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 0)
+		}
 	}
 	if p.cfg.OnStart != nil {
 		if err := p.cfg.OnStart(cmd.Process.Pid); err != nil {
