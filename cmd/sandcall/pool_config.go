@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -44,4 +46,15 @@ func (p *poolConfig) check() error {
 		p.queueTimeout = d
 	}
 	return nil
+}
+
+// probeCacheDir is where `sandcall run` keeps the confinement probe's
+// report (see confine.ProbeCached): $XDG_CACHE_HOME/sandcall or
+// ~/.cache/sandcall; "" (no cache) if there is no such directory.
+func probeCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "sandcall")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,4 +170,54 @@ func leakModule() []byte {
 		sec(10, cat([]byte{0x01, byte(len(body))}, body)...),
 		sec(11, cat([]byte{0x02, 0x00, 0x41, 0x00, 0x0b}, str(`"clean"`), []byte{0x00, 0x41, 0x10, 0x0b}, str(`"found"`))...),
 	)
+}
+
+// TestRunProbeCacheFailsClosed: `sandcall run` keeps the confinement probe's
+// report in the user's cache and starts no probe worker when it has one; a
+// cached report that no longer holds (here: Landlock claimed through
+// AllThreadsSyscall, which a cgo binary cannot do) makes the worker refuse
+// to start rather than run with less, and the run probes afresh and
+// succeeds.
+func TestRunProbeCacheFailsClosed(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	run := func() (string, string) {
+		t.Helper()
+		out, stderr, code := sandcall(t, "return 1", "run", "--log-level", "info", "-")
+		if code != 0 || strings.TrimSpace(out) != "1" {
+			t.Fatalf("run: exit %d, %q, %s", code, out, stderr)
+		}
+		return out, stderr
+	}
+	run()
+	files, _ := filepath.Glob(filepath.Join(cache, "sandcall", "probe-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("probe cache files: %v", files)
+	}
+	if _, stderr := run(); strings.Contains(stderr, "probing again") {
+		t.Fatalf("a valid cached report was not used: %s", stderr)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["Landlock"] != "exec" {
+		t.Skipf("Landlock mode %q here: the test needs a cgo binary whose probe chose the re-exec", rep["Landlock"])
+	}
+	rep["Landlock"] = "allthreads"
+	b, _ = json.Marshal(rep)
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := run(); !strings.Contains(stderr, "probing again") {
+		t.Fatalf("the stale report was not detected: %s", stderr)
+	}
+	b, _ = os.ReadFile(files[0])
+	if !strings.Contains(string(b), `"Landlock":"exec"`) {
+		t.Fatalf("the cache was not renewed: %s", b)
+	}
 }

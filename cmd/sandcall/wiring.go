@@ -33,11 +33,17 @@ type common struct {
 	isolation string
 	workers   int
 	reuse     int // runs per worker (--worker-reuse)
-	timeout   time.Duration
-	logLevel  string
-	policy    string
-	config    string
-	audit     string
+
+	// The process tier's pool and, for a one-shot command, whether its
+	// confinement report came from the probe cache (see newExecutorWith).
+	pool        *process.Pool
+	probeCached bool
+	forgetProbe func()
+	timeout     time.Duration
+	logLevel    string
+	policy      string
+	config      string
+	audit       string
 
 	// Local script tools (tools_cmd.go).
 	toolsDir     string
@@ -319,7 +325,16 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		reuse = 1 // one program: nothing to reuse
 	}
 	args := workerArgs(limits, !c.oneShot, reuse)
-	rep := confine.Probe(confine.Config{WorkerArgs: args})
+	// A one-shot command (`sandcall run`) keeps the probe's report in the
+	// user's cache rather than starting a probe worker before every run;
+	// a server probes at each start.
+	var rep confine.Report
+	if c.oneShot {
+		rep, c.probeCached = confine.ProbeCached(confine.Config{WorkerArgs: args}, probeCacheDir())
+		c.forgetProbe = func() { confine.ForgetProbe(confine.Config{WorkerArgs: args}, probeCacheDir()) }
+	} else {
+		rep = confine.Probe(confine.Config{WorkerArgs: args})
+	}
 	for _, l := range rep.Layers {
 		if !l.Active {
 			log.Info("confinement layer skipped", "layer", l.Layer, "reason", l.Reason)
@@ -357,5 +372,6 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 	if err != nil {
 		return nil, "", nil, err
 	}
+	c.pool = pool
 	return pool, rep.Tier(), func() { _ = pool.Close() }, nil
 }

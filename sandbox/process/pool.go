@@ -82,6 +82,9 @@ type Config struct {
 	OnJob func(pid int, principal string)
 	// NoRefill starts Size workers once and never replaces them: for a
 	// command that runs one program and exits. If false, the pool refills.
+	// With NoRefill a worker that fails to start is not retried: jobs
+	// waiting for it fail at once with E_WORKER_CRASHED, and StartFailed
+	// reports it.
 	NoRefill bool
 }
 
@@ -110,6 +113,8 @@ type Pool struct {
 	// only while no job waits for it.
 	starting atomic.Int64
 	wanting  atomic.Int32
+
+	failed chan struct{} // closed when a NoRefill pool's worker did not start
 
 	mu      sync.Mutex // guards live and lastErr
 	live    map[*worker]struct{}
@@ -160,12 +165,13 @@ func New(cfg Config) (*Pool, error) {
 	}
 	cfg.Env = append([]string(nil), cfg.Env...)
 	p := &Pool{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		ready: make(chan *worker, cfg.Size),
-		slots: make(chan struct{}, cfg.Size),
-		sched: newSched(cfg.MaxRunning, cfg.Queue, cfg.Size),
-		live:  make(map[*worker]struct{}),
+		cfg:    cfg,
+		log:    cfg.Logger,
+		ready:  make(chan *worker, cfg.Size),
+		slots:  make(chan struct{}, cfg.Size),
+		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.Size),
+		live:   make(map[*worker]struct{}),
+		failed: make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -179,6 +185,16 @@ func New(cfg Config) (*Pool, error) {
 
 // Ready returns the number of warm workers waiting for a job.
 func (p *Pool) Ready() int { return len(p.ready) }
+
+// StartFailed reports whether a worker of a NoRefill pool failed to start.
+func (p *Pool) StartFailed() bool {
+	select {
+	case <-p.failed:
+		return true
+	default:
+		return false
+	}
+}
 
 // Idle returns the number of used workers kept for their principal's next
 // job.
@@ -229,6 +245,10 @@ func (p *Pool) fill() {
 			p.lastErr = err
 			p.mu.Unlock()
 			p.log.Error("worker did not start", "err", err)
+			if p.cfg.NoRefill {
+				close(p.failed)
+				return
+			}
 			select {
 			case <-time.After(backoff):
 			case <-p.ctx.Done():
@@ -319,6 +339,8 @@ func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox
 		case w = <-p.ready:
 		case <-t.C:
 			return nil, p.busy(fmt.Sprintf("no worker became ready within %s", p.cfg.QueueTimeout))
+		case <-p.failed:
+			return nil, sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker process did not start")
 		case <-ctx.Done():
 			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
 		case <-p.ctx.Done():

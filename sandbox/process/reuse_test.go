@@ -174,3 +174,21 @@ func TestBurstCompletes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestNoRefillStartFailure: a one-shot pool whose worker cannot start fails
+// its job at once with E_WORKER_CRASHED and says so, rather than waiting out
+// the queue time-out.
+func TestNoRefillStartFailure(t *testing.T) {
+	p, err := New(Config{Command: []string{"/nonexistent/sandcall-worker"}, Size: 1, NoRefill: true, QueueTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	o := p.Execute(context.Background(), job("return 1", time.Second), &pingHost{})
+	if o.Err == nil || o.Err.Code != sandbox.EWorkerCrashed || !p.StartFailed() {
+		t.Fatalf("err = %v, StartFailed %v; want E_WORKER_CRASHED and true", o.Err, p.StartFailed())
+	}
+	if strings.Contains(o.Err.Message, "/nonexistent") {
+		t.Errorf("message names a host path: %q", o.Err.Message)
+	}
+}
