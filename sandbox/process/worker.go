@@ -89,6 +89,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		defer cancel()
 		readErr <- h.readFrames(bufio.NewReaderSize(in, 64<<10), jobs, ctx.Done())
 	}()
+	var cleaned chan struct{} // closed when the last job's garbage is collected
 	for n := 0; ; n++ {
 		var body []byte
 		select {
@@ -107,18 +108,25 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		if err := serveJob(ctx, &job, h, cfg); err != nil {
 			return err
 		}
-		// The job's garbage goes now, while the worker is idle: the next
-		// job starts on a collected heap, and the memory watchdog (which
-		// reads the live heap of the last collection) measures that job
-		// alone. Freed pages stay resident for the next job (no page
-		// faults on its first allocations) up to idleHeapBytes; past
-		// that they go back to the system.
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapIdle-ms.HeapReleased > idleHeapBytes {
-			debug.FreeOSMemory()
+		if cleaned != nil {
+			<-cleaned // one collection at a time
 		}
+		// The job's garbage goes now, in the background: the worker is
+		// normally idle, and a next job that arrives meanwhile does not
+		// wait for the collection. Freed pages stay resident for the next
+		// job (no page faults on its first allocations) up to
+		// idleHeapBytes; past that they go back to the system.
+		c := make(chan struct{})
+		cleaned = c
+		go func() {
+			defer close(c)
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapIdle-ms.HeapReleased > idleHeapBytes {
+				debug.FreeOSMemory()
+			}
+		}()
 	}
 }
 
@@ -274,12 +282,16 @@ func (h *workerHost) sendSyncOutcome(o *sandbox.Outcome) error {
 }
 
 // watchMemory calls over once, from its own goroutine, when the live heap
-// reported by the last collection reaches 90% of limit. It returns a function that
-// stops the watch.
+// reported by a collection reaches 90% of limit. Only collections that
+// ended after the watch began count: an earlier one measured an earlier
+// job. It returns a function that stops the watch.
 func watchMemory(limit int64, over func(live uint64)) (stop func()) {
 	done := make(chan struct{})
+	cycles := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(cycles)
+	start := cycles[0].Value.Uint64()
 	go func() {
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -289,7 +301,7 @@ func watchMemory(limit int64, over func(live uint64)) (stop func()) {
 			case <-t.C:
 			}
 			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[1].Value.Uint64() > start {
 				if live := sample[0].Value.Uint64(); live >= uint64(limit)/10*9 {
 					over(live)
 					return
