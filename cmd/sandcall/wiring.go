@@ -62,7 +62,7 @@ func (c *common) register(fs *flag.FlagSet) {
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
 	fs.IntVar(&c.workers, "workers", 0, "warm worker processes kept ready (process tier); 0 means one per CPU")
 	fs.IntVar(&c.reuse, "worker-reuse", defaultWorkerReuse,
-		"runs of one principal a worker serves before it is replaced (process tier); 1 means one run per worker")
+		"runs of one principal a worker serves before it is replaced (process tier); 1 means one run per worker, 0 the default")
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -152,8 +152,8 @@ func (c *common) check() string {
 	if c.workers < 0 {
 		return "--workers must be 0 or more"
 	}
-	if c.reuse < 1 {
-		return "--worker-reuse must be 1 or more"
+	if c.reuse < 0 {
+		return "--worker-reuse must not be negative"
 	}
 	if c.timeout <= 0 || c.timeout > sandbox.MaxTimeout {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
@@ -320,7 +320,10 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		langs := sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: ts.New(ts.Config{JS: eng}), sandbox.WASM: w}
 		return langs, "inprocess", func() { _ = w.Close(context.Background()) }, nil
 	}
-	reuse := max(c.reuse, 1)
+	reuse := c.reuse
+	if reuse <= 0 {
+		reuse = defaultWorkerReuse // a command without the flag (demo)
+	}
 	if c.oneShot {
 		reuse = 1 // one program: nothing to reuse
 	}

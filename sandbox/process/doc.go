@@ -24,7 +24,9 @@
 // to the same principal. A worker is discarded after Config.Reuse jobs,
 // after any job that did not end normally (a limit, a crash, a
 // cancellation, a malformed frame) and when its resident memory passes
-// Config.MaxRSS. With Reuse 1, one job per worker: nothing survives a run.
+// Config.MaxRSS. Idle used workers are kept for 30 s at most, and at most
+// Config.MaxRunning of them. With Reuse 1, one job per worker: nothing
+// survives a run.
 // A worker's environment holds only the Go runtime's settings (Config.Env
 // adds what the operator chooses, such as the confinement token); its only
 // open files are its pipes (inherited descriptors are marked close-on-exec

@@ -169,7 +169,7 @@ func New(cfg Config) (*Pool, error) {
 		log:    cfg.Logger,
 		ready:  make(chan *worker, cfg.Size),
 		slots:  make(chan struct{}, cfg.Size),
-		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.Size),
+		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
 		live:   make(map[*worker]struct{}),
 		failed: make(chan struct{}),
 	}
@@ -178,8 +178,9 @@ func New(cfg Config) (*Pool, error) {
 	}
 	closeOnExecInherited()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.fillWG.Add(1)
+	p.fillWG.Add(2)
 	go p.fill()
+	go p.expireIdle()
 	return p, nil
 }
 
@@ -225,6 +226,23 @@ func (p *Pool) Close() error {
 		w.release()
 	}
 	return nil
+}
+
+// expireIdle discards the workers kept idle for longer than idleTTL.
+func (p *Pool) expireIdle() {
+	defer p.fillWG.Done()
+	t := time.NewTicker(idleTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case now := <-t.C:
+			for _, w := range p.sched.expire(now.Add(-idleTTL)) {
+				w.discard()
+			}
+		}
+	}
 }
 
 // fill keeps Size workers warm or starting.
@@ -317,10 +335,13 @@ func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host)
 // a warm unused one.
 func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox.Error) {
 	if w := p.sched.takeIdle(principal); w != nil {
-		if w.principal != principal {
-			panic("process: a worker was offered to a second principal")
+		if w.principal == principal {
+			return w, nil
 		}
-		return w, nil
+		// Cannot happen (idle workers are kept per principal); if it did,
+		// the worker is discarded, never handed over.
+		p.log.Error("an idle worker was offered to another principal; discarding it")
+		w.discard()
 	}
 	var w *worker
 	select {
@@ -490,6 +511,7 @@ type worker struct {
 	// counts the jobs it was given. Both belong to the job's goroutine.
 	principal string
 	jobs      int
+	idleSince time.Time // guarded by the pool's sched.mu while idle
 
 	mu     sync.Mutex // guards reason
 	reason endReason

@@ -36,6 +36,9 @@ type sched struct {
 	idle    []*worker // every idle used worker, oldest first
 }
 
+// idleTTL is how long a used worker is kept idle for its principal.
+const idleTTL = 30 * time.Second
+
 // pstate is one principal's share.
 type pstate struct {
 	running int
@@ -214,9 +217,23 @@ func (s *sched) putIdle(principal string, w *worker) (discard []*worker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ps := s.state(principal)
+	w.idleSince = time.Now()
 	ps.idle = append(ps.idle, w)
 	s.idle = append(s.idle, w)
-	for len(s.idle) > s.idleCap {
+	return s.trimIdle(s.idleCap, time.Time{})
+}
+
+// expire returns the idle workers kept since before cutoff, to discard.
+func (s *sched) expire(cutoff time.Time) []*worker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trimIdle(s.idleCap, cutoff)
+}
+
+// trimIdle removes the oldest idle workers until at most n remain and none
+// has been idle since before cutoff; it returns them.
+func (s *sched) trimIdle(n int, cutoff time.Time) (discard []*worker) {
+	for len(s.idle) > 0 && (len(s.idle) > n || s.idle[0].idleSince.Before(cutoff)) {
 		old := s.idle[0]
 		s.dropIdle(old)
 		if q := s.byP[old.principal]; q != nil {

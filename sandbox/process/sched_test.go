@@ -143,3 +143,26 @@ func TestSchedTimeoutAndCancel(t *testing.T) {
 		t.Fatalf("waiting %d, principals %d: the queue kept what left it", s.waiting, len(s.byP))
 	}
 }
+
+// TestSchedIdleExpiry: idle workers past the cap or kept since before the
+// cut-off are handed back for discarding, oldest first, and a principal
+// never gets another's.
+func TestSchedIdleExpiry(t *testing.T) {
+	s := newSched(4, 4, 2)
+	a1, a2, b1 := &worker{principal: "a"}, &worker{principal: "a"}, &worker{principal: "b"}
+	if d := s.putIdle("a", a1); len(d) != 0 {
+		t.Fatalf("discarded %d under the cap", len(d))
+	}
+	s.putIdle("a", a2)
+	if d := s.putIdle("b", b1); len(d) != 1 || d[0] != a1 {
+		t.Fatalf("past the cap: discarded %v, want the oldest (a1)", d)
+	}
+	if d := s.expire(time.Now().Add(time.Hour)); len(d) != 2 {
+		t.Fatalf("expired %d, want both left", len(d))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.idle) != 0 || len(s.byP) != 0 {
+		t.Fatalf("idle %d, principals %d after expiry", len(s.idle), len(s.byP))
+	}
+}
