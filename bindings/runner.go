@@ -320,7 +320,8 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		// The engine keeps logs up to the keep; the budget applies below.
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
-		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep}
+		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep,
+			Principal: h.principal.ID}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.

@@ -130,6 +130,11 @@ type Job struct {
 	// a result over Limits.MaxResultBytes fails with E_OUTPUT_LIMIT. It
 	// never exceeds MaxKeptResultBytes.
 	KeepResultBytes int
+	// Principal names who submitted the job. An executor that keeps state
+	// between jobs (the process tier's reused workers) keeps it per
+	// principal: a worker that ran one principal's job never runs
+	// another's. It does not cross to a worker.
+	Principal string `json:"-"`
 }
 
 // MaxKeptResultBytes is the largest result an engine hands back whole

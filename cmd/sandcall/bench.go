@@ -38,6 +38,11 @@ type benchRow struct {
 	MinMS     float64 `json:"min_ms"`
 	MaxMS     float64 `json:"max_ms"`
 	CallsPerS float64 `json:"calls_per_s"`
+	// CPU per run, in milliseconds: the server's (this process, or the
+	// serve process of the burst) and its workers' (start-up included),
+	// over the timed runs and their warm-ups.
+	ServerCPUMS float64 `json:"server_cpu_ms,omitempty"`
+	WorkerCPUMS float64 `json:"worker_cpu_ms,omitempty"`
 }
 
 // cmdBench runs the standard workloads of ../shared/workloads in each tier
@@ -46,7 +51,8 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "bench", "[--json] [--tier inprocess,process] [--runs N]", benchExamples)
 	asJSON := fs.Bool("json", false, "print JSON rows: workload, tier, runs, median_ms, min_ms, max_ms, calls_per_s")
 	tiers := fs.String("tier", "inprocess,process", "tiers to measure, comma-separated")
-	runs := fs.Int("runs", 30, "timed runs per workload (first-run uses a third of them)")
+	runs := fs.Int("runs", 30, "timed runs per workload (first-run uses a third of them, burst a tenth)")
+	reuse := fs.Int("worker-reuse", defaultWorkerReuse, "runs of one principal per worker in the process tier (1: one per worker)")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -56,6 +62,9 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	}
 	if *runs < 1 {
 		return usageErr(e, fs, "--runs must be at least 1")
+	}
+	if *reuse < 1 {
+		return usageErr(e, fs, "--worker-reuse must be at least 1")
 	}
 	var rows []benchRow
 	var notes []string
@@ -71,7 +80,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			rs, err = benchInprocess(ctx, *runs)
 		case "process":
 			var note string
-			rs, note, err = benchProcess(ctx, *runs)
+			rs, note, err = benchProcess(ctx, *runs, *reuse)
 			if note != "" {
 				notes = append(notes, note)
 			}
@@ -83,7 +92,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			return exitFailure
 		}
 		rows = append(rows, rs...)
-		ws, err := benchWasm(ctx, tier, *runs, expenseWasm)
+		ws, err := benchWasm(ctx, tier, *runs, expenseWasm, *reuse)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sandcall bench: %s wasm: %v\n", tier, err)
 			return exitFailure
@@ -95,6 +104,20 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			return exitFailure
 		}
 		rows = append(rows, fr)
+		tr, err := benchFirstRunOf(ctx, tier, max(*runs/3, 3), "first-run-return1", "return 1", "1")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %s first-run-return1: %v\n", tier, err)
+			return exitFailure
+		}
+		rows = append(rows, tr)
+		if tier == "process" {
+			br, err := benchBurst(ctx, max(*runs/10, 1), *reuse)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "sandcall bench: burst: %v\n", err)
+				return exitFailure
+			}
+			rows = append(rows, br)
+		}
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(rows, "", "  ")
@@ -102,13 +125,20 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\ttier\truns\tmedian ms\tmin ms\tmax ms\tcalls/s\t")
+	fmt.Fprintln(tw, "workload\ttier\truns\tmedian ms\tmin ms\tmax ms\tcalls/s\tserver cpu ms/run\tworker cpu ms/run\t")
 	for _, r := range rows {
 		cps := ""
 		if r.CallsPerS > 0 {
 			cps = strconv.FormatFloat(r.CallsPerS, 'f', 0, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t\n", r.Workload, r.Tier, r.Runs, r.MedianMS, r.MinMS, r.MaxMS, cps)
+		cpu := func(v float64) string {
+			if v == 0 {
+				return ""
+			}
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t\n", r.Workload, r.Tier, r.Runs, r.MedianMS, r.MinMS, r.MaxMS, cps,
+			cpu(r.ServerCPUMS), cpu(r.WorkerCPUMS))
 	}
 	tw.Flush()
 	notes = append(notes, wasmRatios(rows)...)
@@ -212,6 +242,7 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 			return nil, err
 		}
 		w := workloadNamed(c.workload)
+		meter := newCPUMeter(0, nil)
 		ds, err := measure(ctx, r, w, n, 3, nil)
 		if err != nil {
 			return nil, err
@@ -220,7 +251,9 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 		if c.workload == "fanout" {
 			calls = w.Calls
 		}
-		rows = append(rows, summarize(c.name, "inprocess", ds, calls))
+		row := summarize(c.name, "inprocess", ds, calls)
+		row.ServerCPUMS, _ = meter.perJob(n + 3)
+		rows = append(rows, row)
 	}
 	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}), Tier: "inprocess"})
 	if err != nil {
@@ -234,15 +267,17 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 }
 
 // benchProcess measures the process tier with a warm pool: before each
-// timed run it waits (untimed) until every worker is ready, as a server
-// between requests would be. Every run is a new worker, so every run also
-// compiles the program: expense here is "expense-cold" of the worker.
-func benchProcess(ctx context.Context, n int) ([]benchRow, string, error) {
+// timed run it waits (untimed) until every fresh worker is ready, as a
+// server between requests would be. With reuse 1 every run is a new worker
+// that compiles the program (expense here is then "expense-cold" of the
+// worker); with reuse N a worker serves N runs and keeps its compiled
+// programs, and every Nth run pays a worker start.
+func benchProcess(ctx context.Context, n, reuse int) ([]benchRow, string, error) {
 	broker, err := benchBroker()
 	if err != nil {
 		return nil, "", err
 	}
-	c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout}
+	c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout, reuse: reuse}
 	var mu sync.Mutex
 	var pids []int
 	exe, tier, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, func(pid int) error {
@@ -265,8 +300,14 @@ func benchProcess(ctx context.Context, n int) ([]benchRow, string, error) {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}
+	workers := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(pids)
+	}
 	var rows []benchRow
 	for _, w := range demo.Workloads() {
+		meter := newCPUMeter(0, workers)
 		ds, err := measure(ctx, r, w, n, 2, waitWarm)
 		if err != nil {
 			return nil, "", err
@@ -275,7 +316,9 @@ func benchProcess(ctx context.Context, n int) ([]benchRow, string, error) {
 		if w.Name == "fanout" {
 			calls = w.Calls
 		}
-		rows = append(rows, summarize(w.Name, "process", ds, calls))
+		row := summarize(w.Name, "process", ds, calls)
+		row.ServerCPUMS, row.WorkerCPUMS = meter.perJob(n + 2)
+		rows = append(rows, row)
 	}
 	d, err := measureDeadline(ctx, r, "process", min(n, 5), waitWarm)
 	if err != nil {
@@ -314,6 +357,13 @@ func vmRSS(pid int) int {
 // benchFirstRun times a fresh `sandcall run` process from start to exit on
 // the expense program: what a one-shot CLI user waits for.
 func benchFirstRun(ctx context.Context, tier string, n int) (benchRow, error) {
+	w := workloadNamed("expense")
+	return benchFirstRunOf(ctx, tier, n, "first-run", w.Program, w.Want)
+}
+
+// benchFirstRunOf times a fresh `sandcall run` of src, whose result must be
+// want, as the row named name.
+func benchFirstRunOf(ctx context.Context, tier string, n int, name, src, want string) (benchRow, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return benchRow{}, err
@@ -323,9 +373,8 @@ func benchFirstRun(ctx context.Context, tier string, n int) (benchRow, error) {
 		return benchRow{}, err
 	}
 	defer os.RemoveAll(dir)
-	prog := filepath.Join(dir, "expense.js")
-	w := workloadNamed("expense")
-	if err := os.WriteFile(prog, []byte(w.Program), 0o644); err != nil {
+	prog := filepath.Join(dir, "program.js")
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
 		return benchRow{}, err
 	}
 	var ds []time.Duration
@@ -338,14 +387,14 @@ func benchFirstRun(ctx context.Context, tier string, n int) (benchRow, error) {
 			return benchRow{}, fmt.Errorf("%v: %s", err, out)
 		}
 		var res sandbox.Result
-		if err := json.Unmarshal(out, &res); err != nil || string(res.Result) != w.Want {
+		if err := json.Unmarshal(out, &res); err != nil || string(res.Result) != want {
 			return benchRow{}, fmt.Errorf("wrong result: %.80s", out)
 		}
 		if i > 0 { // the first one warms the page cache
 			ds = append(ds, d)
 		}
 	}
-	return summarize("first-run", tier, ds, 0), nil
+	return summarize(name, tier, ds, 0), nil
 }
 
 func workloadNamed(name string) demo.Workload {
@@ -408,11 +457,11 @@ func firstLines(s string, n int) string {
 // (the Go guest, if it was built) and fanout-wasm (demo.FanoutModule, 1,000
 // calls through call_async and wait). In-process, the module is compiled
 // once by wazero's interpreter and cached, so the timed runs are warm; in
-// the process tier every run is a new worker that compiles the module with
-// wazero's compiler (workers keep no cache), so those runs include
-// compilation. The Go guest takes seconds a run in the process tier: it
+// the process tier a worker compiles the module with wazero's compiler and
+// keeps it for the runs it serves (with --worker-reuse 1, every run is a new
+// worker, so every run includes compilation). The Go guest takes seconds a run in the process tier: it
 // gets at most 5 timed runs there, 10 in-process.
-func benchWasm(ctx context.Context, tier string, n int, expenseModule []byte) ([]benchRow, error) {
+func benchWasm(ctx context.Context, tier string, n int, expenseModule []byte, reuse int) ([]benchRow, error) {
 	broker, err := benchBroker()
 	if err != nil {
 		return nil, err
@@ -434,7 +483,7 @@ func benchWasm(ctx context.Context, tier string, n int, expenseModule []byte) ([
 		defer w.Close(context.Background())
 		exec = w
 	case "process":
-		c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout}
+		c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout, reuse: reuse}
 		ex, name, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, nil)
 		if err != nil {
 			return nil, err
@@ -457,8 +506,8 @@ func benchWasm(ctx context.Context, tier string, n int, expenseModule []byte) ([
 	var rows []benchRow
 	if expenseModule != nil {
 		w := workloadNamed("expense")
-		warm := 1 // in-process: compiles and caches the module
-		if tier == "process" {
+		warm := 1 // in-process, or a reused worker: compiles and caches the module
+		if tier == "process" && reuse <= 1 {
 			warm = 0 // every run compiles in a new worker: nothing to warm
 		}
 		ds, err := measureProgram(ctx, r, w, sandbox.Program{Language: sandbox.WASM, Module: expenseModule}, min(n, maxRuns), warm, before)

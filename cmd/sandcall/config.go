@@ -46,6 +46,8 @@ type fileConfig struct {
 	} `yaml:"limits"`
 	// Workers is the size of the worker pool (--workers).
 	Workers int `yaml:"workers"`
+	// Pool is the process tier's capacity (pool_config.go).
+	Pool poolConfig `yaml:"pool"`
 	// ListThreshold is how many tools run_code's description lists and
 	// serve exposes as MCP tools before it names families and points to
 	// search_tools instead (mcpserver.Config.ListThreshold). If absent, 30;
@@ -129,6 +131,9 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	if c.Limits.MemoryMB < 0 || c.Limits.MaxCalls < 0 || c.Workers < 0 {
 		return nil, bad("limits and workers must not be negative")
+	}
+	if err := c.Pool.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if c.Principal != nil && c.Principal.ID == "" {
 		return nil, bad("principal.id is required")

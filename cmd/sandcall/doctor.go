@@ -24,7 +24,7 @@ func cmdDoctor(ctx context.Context, e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageErr(e, fs, "unexpected argument %q", pos[0])
 	}
-	rep := confine.Probe(confine.Config{WorkerArgs: workerArgs(sandbox.DefaultLimits().Resolve(), false)})
+	rep := confine.Probe(confine.Config{WorkerArgs: workerArgs(sandbox.DefaultLimits().Resolve(), false, 1)})
 	w := e.stdout
 	fmt.Fprintf(w, "sandcall %s on %s/%s, %d CPUs\n\n", version, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprint(w, rep.String())

@@ -463,10 +463,19 @@ func TestBench(t *testing.T) {
 			}
 		}
 		seen[fmt.Sprint(r["workload"], "/", r["tier"])] = true
+		if r["workload"] == "expense" && r["tier"] == "process" && (r["server_cpu_ms"] == nil || r["worker_cpu_ms"] == nil) {
+			t.Errorf("expense/process lacks the CPU per run: %v", r)
+		}
+		if r["workload"] == "burst" && r["runs"] != float64(64) {
+			t.Errorf("burst: %v runs, want 64", r["runs"])
+		}
 	}
 	for _, want := range []string{"expense/inprocess", "expense-cold/inprocess", "fanout/inprocess", "first-run/inprocess",
 		"expense/process", "fanout/process", "first-run/process", "deadline-1s/inprocess", "deadline-1s/process",
 		"market/inprocess", "market/process",
+		// 64 concurrent expense runs through serve --http, all exact; a
+		// fresh `sandcall run` of return 1.
+		"burst/process", "first-run-return1/inprocess", "first-run-return1/process",
 		// WebAssembly: the Go guest (built by bench with the installed Go, which
 		// built this binary) and the WAT fan-out.
 		"expense-wasm/inprocess", "fanout-wasm/inprocess", "expense-wasm/process", "fanout-wasm/process"} {

@@ -15,8 +15,10 @@ import (
 )
 
 // TestConcurrentRunsOverHTTP sends 64 concurrent run_code calls to a server
-// with a pool of 4 workers: each must end with its result or E_BUSY, and
-// afterwards the server holds exactly its warm pool — no worker leaked.
+// with a pool of 4 warm workers: each must end with its result (the queue
+// holds a burst of 64: no E_BUSY), and afterwards the server holds its warm
+// pool plus at most 16 idle workers (max_running) kept for the principal —
+// no worker leaked.
 func TestConcurrentRunsOverHTTP(t *testing.T) {
 	url, cmd := startHTTP(t, "--demo", "--workers", "4")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -64,25 +66,21 @@ func TestConcurrentRunsOverHTTP(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("outcomes: %v", outcomes)
-	for k, n := range outcomes {
-		if k != "ok:210" && k != "E_BUSY" {
-			t.Errorf("%d calls ended with %q; want results or E_BUSY only", n, k)
-		}
-	}
-	if outcomes["ok:210"] == 0 {
-		t.Error("no call succeeded")
+	if outcomes["ok:210"] != sessions*perSession {
+		t.Errorf("outcomes %v: want all %d calls ok", outcomes, sessions*perSession)
 	}
 	// Nothing leaked: once the refills are done, the server's children are
-	// exactly its 4 warm workers.
+	// its 4 warm workers and at most 16 idle ones (max_running: 4 per
+	// worker of the pool) kept for the principal's next runs.
 	var kids []int
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		kids = children(cmd.Process.Pid)
-		if len(kids) == 4 {
+		if len(kids) >= 4 && len(kids) <= 4+16 {
 			break
 		}
 	}
-	if len(kids) != 4 {
-		t.Errorf("server has %d child processes after the load, want its 4 warm workers: %v", len(kids), kids)
+	if len(kids) < 4 || len(kids) > 4+16 {
+		t.Errorf("server has %d child processes after the load, want its 4 warm workers and at most 16 idle: %v", len(kids), kids)
 	}
 	kill(cmd)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

@@ -101,7 +101,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
 		return exitFailure
 	}
-	defer closeRunner()
+	defer func() { closeRunner() }() // closeRunner may be replaced below
 	// The result is printed whole, however large: nothing pages it here.
 	rr := bindings.RunRequest{Program: prog, Principal: c.cfg.principal(), WholeResult: true}
 	var line *progressLine
@@ -110,6 +110,19 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		rr.Progress = line.update
 	}
 	res := runner.Run(ctx, rr)
+	if c.probeCached && c.pool != nil && c.pool.StartFailed() {
+		// The cached confinement report no longer holds here (the worker
+		// refused to start with it): probe afresh (and cache that) and run
+		// once more.
+		log.Info("the cached confinement probe failed; probing again")
+		c.forgetProbe()
+		closeRunner()
+		if runner, closeRunner, err = newRunner(c.catalogTools(), &c, log); err != nil {
+			fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
+			return exitFailure
+		}
+		res = runner.Run(ctx, rr)
+	}
 	if line != nil {
 		line.stop()
 	}

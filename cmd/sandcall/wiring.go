@@ -34,11 +34,18 @@ type common struct {
 	demoInbox string // "", "clean" or "injected": the support-inbox demo tools (demo_inbox.go)
 	isolation string
 	workers   int
-	timeout   time.Duration
-	logLevel  string
-	policy    string
-	config    string
-	audit     string
+	reuse     int // runs per worker (--worker-reuse)
+
+	// The process tier's pool and, for a one-shot command, whether its
+	// confinement report came from the probe cache (see newExecutorWith).
+	pool        *process.Pool
+	probeCached bool
+	forgetProbe func()
+	timeout     time.Duration
+	logLevel    string
+	policy      string
+	config      string
+	audit       string
 
 	// Local script tools (tools_cmd.go).
 	toolsDir     string
@@ -61,6 +68,8 @@ func (c *common) register(fs *flag.FlagSet) {
 		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
 	fs.IntVar(&c.workers, "workers", 0, "warm worker processes kept ready (process tier); 0 means one per CPU")
+	fs.IntVar(&c.reuse, "worker-reuse", defaultWorkerReuse,
+		"runs of one principal a worker serves before it is replaced (process tier); 1 means one run per worker, 0 the default")
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -98,6 +107,9 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 	}
 	if !set["workers"] && cfg.Workers > 0 {
 		c.workers = cfg.Workers
+	}
+	if !set["worker-reuse"] && cfg.Pool.WorkerReuse > 0 {
+		c.reuse = cfg.Pool.WorkerReuse
 	}
 	return ""
 }
@@ -146,6 +158,9 @@ func (c *common) check() string {
 	}
 	if c.workers < 0 {
 		return "--workers must be 0 or more"
+	}
+	if c.reuse < 0 {
+		return "--worker-reuse must not be negative"
 	}
 	if c.timeout <= 0 || c.timeout > sandbox.MaxTimeout {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
@@ -305,34 +320,61 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		langs := sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: ts.New(ts.Config{JS: eng}), sandbox.WASM: w}
 		return langs, "inprocess", func() { _ = w.Close(context.Background()) }, nil
 	}
-	args := workerArgs(limits, !c.oneShot)
-	rep := confine.Probe(confine.Config{WorkerArgs: args})
+	reuse := c.reuse
+	if reuse <= 0 {
+		reuse = defaultWorkerReuse // a command without the flag (demo)
+	}
+	if c.oneShot {
+		reuse = 1 // one program: nothing to reuse
+	}
+	args := workerArgs(limits, !c.oneShot, reuse)
+	// A one-shot command (`sandcall run`) keeps the probe's report in the
+	// user's cache rather than starting a probe worker before every run;
+	// a server probes at each start.
+	var rep confine.Report
+	if c.oneShot {
+		rep, c.probeCached = confine.ProbeCached(confine.Config{WorkerArgs: args}, probeCacheDir())
+		c.forgetProbe = func() { confine.ForgetProbe(confine.Config{WorkerArgs: args}, probeCacheDir()) }
+	} else {
+		rep = confine.Probe(confine.Config{WorkerArgs: args})
+	}
 	for _, l := range rep.Layers {
 		if !l.Active {
 			log.Info("confinement layer skipped", "layer", l.Layer, "reason", l.Reason)
 		}
 	}
 	env := append(rep.Environ(),
-		// One job per worker: collecting garbage before the memory limit is
-		// wasted work, so the limit itself (set by the worker from the
-		// job's limits) is the collector's only trigger.
+		// Collecting before the memory limit is wasted work within a short
+		// job, so the limit itself (set by the worker from the job's
+		// limits) is the collector's only trigger; a reused worker
+		// collects between jobs.
 		"GOGC=off")
 	size := c.workers
 	if c.oneShot {
 		size = 1
 	}
+	var pc poolConfig
+	if c.cfg != nil {
+		pc = c.cfg.Pool
+	}
 	pool, err := process.New(process.Config{
-		Command:     append([]string{confine.SelfExe}, args...),
-		Size:        size,
-		NoRefill:    c.oneShot,
-		MemoryBytes: limits.MemoryBytes,
-		SysProcAttr: rep.SysProcAttr(),
-		Env:         env,
-		Logger:      log,
-		OnStart:     onStart,
+		Command:      append([]string{confine.SelfExe}, args...),
+		Size:         size,
+		Reuse:        reuse,
+		MaxRunning:   pc.MaxRunning,
+		Queue:        pc.Queue,
+		QueueTimeout: pc.queueTimeout,
+		MaxRSS:       int64(pc.MaxWorkerRSSMB) << 20,
+		NoRefill:     c.oneShot,
+		MemoryBytes:  limits.MemoryBytes,
+		SysProcAttr:  rep.SysProcAttr(),
+		Env:          env,
+		Logger:       log,
+		OnStart:      onStart,
 	})
 	if err != nil {
 		return nil, "", nil, err
 	}
+	c.pool = pool
 	return pool, rep.Tier(), func() { _ = pool.Close() }, nil
 }

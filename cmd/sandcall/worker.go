@@ -24,19 +24,28 @@ import (
 // does not pay it on its clock): worth it for a pool started ahead of its
 // jobs, not for the one worker of `sandcall run`, whose start is the
 // program's latency.
-func workerArgs(limits sandbox.Limits, warmTS bool) []string {
+//
+// reuse is how many jobs the worker will serve: its RLIMIT_CPU, which spans
+// its whole life, is the backstop for that many jobs (the supervisor
+// enforces each job's own CPU limit), plus its start-up.
+func workerArgs(limits sandbox.Limits, warmTS bool, reuse int) []string {
 	cpu := int((limits.Timeout + time.Second + time.Second - 1) / time.Second) // wall + 1 s grace, rounded up
+	if reuse > 1 {
+		cpu = cpu*reuse + 2
+	}
 	args := []string{"worker",
 		"--memory-bytes", strconv.FormatInt(limits.MemoryBytes, 10),
-		"--cpu-seconds", strconv.Itoa(cpu)}
+		"--cpu-seconds", strconv.Itoa(cpu),
+		"--reuse", strconv.Itoa(max(reuse, 1))}
 	if warmTS {
 		args = append(args, "--warm-ts")
 	}
 	return args
 }
 
-// cmdWorker is the hidden worker subcommand: one job, read from fd 3, with
-// its tool calls, logs and outcome written as frames to fd 4. The server
+// cmdWorker is the hidden worker subcommand: jobs read from fd 3 (one, or
+// up to --reuse of one principal), each with its tool calls, logs and
+// outcome written as frames to fd 4. The server
 // starts it; it is never run by hand.
 func cmdWorker(ctx context.Context, e *env, args []string) int {
 	// First, before anything else: confinement may replace this process
@@ -51,15 +60,24 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	mem := fs.Int64("memory-bytes", sandbox.DefaultLimits().MemoryBytes, "")
 	cpu := fs.Int("cpu-seconds", 0, "")
 	warmTypeScript := fs.Bool("warm-ts", false, "")
+	reuse := fs.Int("reuse", 1, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitUsage
 	}
-	eng := js.New(js.Config{ProgramCacheSize: -1}) // one job per worker: nothing to reuse
-	tsx := ts.New(ts.Config{JS: eng, CacheBytes: -1})
+	// Caches of compiled programs and modules live as long as the worker:
+	// with one job per worker there is nothing to reuse; a reused worker
+	// serves one principal, so a cached program or module is that
+	// principal's own (each job still gets a fresh runtime or instance).
+	progs, modules, tsBytes := -1, -1, -1
+	if *reuse > 1 {
+		progs, modules, tsBytes = 16, 4, 2<<20
+	}
+	eng := js.New(js.Config{ProgramCacheSize: progs})
+	tsx := ts.New(ts.Config{JS: eng, CacheBytes: tsBytes})
 	// WebAssembly is compiled here, in the worker, where a compile-time
 	// bomb or code that stalls the runtime costs only this process.
-	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: -1, CompileTimeout: 30 * time.Second})
+	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: modules, CompileTimeout: 30 * time.Second})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitFailure

@@ -52,3 +52,9 @@ func (cg *Cgroup) OOMKills() (int, error) { return 0, nil }
 
 // Remove does nothing.
 func (cg *Cgroup) Remove() error { return nil }
+
+// ProbeCached is Probe on this OS: there is nothing worth caching.
+func ProbeCached(cfg Config, dir string) (r Report, cached bool) { return Probe(cfg), false }
+
+// ForgetProbe does nothing on this OS.
+func ForgetProbe(cfg Config, dir string) {}

@@ -80,11 +80,16 @@ func (fw *frameWriter) loop(bw *bufio.Writer) {
 // send queues one frame. It fails once a write has failed or the writer is
 // closed.
 func (fw *frameWriter) send(kind byte, body []byte) error {
+	return fw.sendRaw(encodeFrame(kind, body))
+}
+
+// encodeFrame returns the frame of kind with body.
+func encodeFrame(kind byte, body []byte) []byte {
 	buf := make([]byte, headerSize+1+len(body))
 	binary.BigEndian.PutUint32(buf, uint32(1+len(body)))
 	buf[headerSize] = kind
 	copy(buf[headerSize+1:], body)
-	return fw.sendRaw(buf)
+	return buf
 }
 
 // sendRaw queues one encoded frame.
@@ -95,11 +100,7 @@ func (fw *frameWriter) sendRaw(frame []byte) error {
 // sendSync queues one frame and waits until it has been written, so that it
 // survives the process dying right after (logs stream this way).
 func (fw *frameWriter) sendSync(kind byte, body []byte) error {
-	buf := make([]byte, headerSize+1+len(body))
-	binary.BigEndian.PutUint32(buf, uint32(1+len(body)))
-	buf[headerSize] = kind
-	copy(buf[headerSize+1:], body)
-	f := qframe{b: buf, flushed: make(chan struct{})}
+	f := qframe{b: encodeFrame(kind, body), flushed: make(chan struct{})}
 	if err := fw.enqueue(f); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -29,12 +30,30 @@ type Config struct {
 	// Size is the number of warm workers kept ready. If zero, the number of
 	// CPUs.
 	Size int
-	// Queue is how many jobs may wait for a worker when all are busy; past it
-	// a job gets E_BUSY at once. If zero, 4 × Size. Negative means no queue.
+	// MaxRunning is how many jobs run at once, all principals together. If
+	// zero, 4 × Size.
+	MaxRunning int
+	// Queue is how many jobs may wait for a running slot when all are
+	// taken; past it a job gets E_BUSY at once (unless its principal holds
+	// less of the queue than another, see Pool). If zero, 128 or 16 × Size,
+	// whichever is larger: a burst of 64 small runs waits instead of
+	// failing. Negative means no queue.
 	Queue int
 	// QueueTimeout is how long a job may wait for a worker before E_BUSY.
-	// Waiting does not count against the job's own time limit. If zero, 5 s.
+	// Waiting does not count against the job's own time limit. If zero,
+	// 30 s.
 	QueueTimeout time.Duration
+	// Reuse is how many jobs one worker serves, all for the same principal
+	// (sandbox.Job.Principal), before it is discarded. A worker is also
+	// discarded after any job that did not end normally (time, memory or
+	// CPU limit, crash, cancellation, a malformed frame) and when its
+	// resident memory grows past MaxRSS. If zero or one, one job per worker.
+	Reuse int
+	// MaxRSS is the resident memory, measured when a job ends, past which
+	// a worker is not reused. If zero, 192 MiB. (Between jobs a worker
+	// collects its garbage and returns what it does not keep to the system,
+	// but a job's garbage is still resident when it ends.)
+	MaxRSS int64
 	// Grace is how long past a job's deadline the supervisor waits for the
 	// worker's own E_TIMEOUT before it kills the worker. If zero, 100 ms.
 	Grace time.Duration
@@ -58,24 +77,44 @@ type Config struct {
 	OnStart func(pid int) error
 	// OnExit, if set, is called with each worker's PID after it is reaped.
 	OnExit func(pid int)
+	// OnJob, if set, is called with the worker's PID and the job's
+	// principal before each job is sent to a worker.
+	OnJob func(pid int, principal string)
 	// NoRefill starts Size workers once and never replaces them: for a
 	// command that runs one program and exits. If false, the pool refills.
+	// With NoRefill a worker that fails to start is not retried: jobs
+	// waiting for it fail at once with E_WORKER_CRASHED, and StartFailed
+	// reports it.
 	NoRefill bool
 }
 
-// Pool runs jobs in pre-forked worker processes, one job per worker. It
-// implements sandbox.Executor and is safe for concurrent use.
+// Pool runs jobs in pre-forked worker processes. It implements
+// sandbox.Executor and is safe for concurrent use.
+//
+// Capacity is shared fairly between principals (sandbox.Job.Principal): at
+// most Config.MaxRunning jobs run at once and the rest wait in one queue;
+// while others wait, a freed slot goes to the waiting principal with the
+// fewest jobs running, and a principal holding the most of a full queue
+// gives up its newest place to a newcomer holding less. Alone, a principal
+// may use the whole pool and the whole queue.
 type Pool struct {
 	cfg   Config
 	log   *slog.Logger
 	ready chan *worker
 	slots chan struct{} // one token per warm or starting worker
-	wait  chan struct{} // one token per job waiting for a worker
+	sched *sched
 
 	ctx     context.Context
 	cancel  context.CancelFunc
 	fillWG  sync.WaitGroup
 	running atomic.Int32 // jobs running now
+	// starting is the PID of the worker being started (0: none);
+	// wanting counts jobs waiting for a fresh worker. A start is niced
+	// only while no job waits for it.
+	starting atomic.Int64
+	wanting  atomic.Int32
+
+	failed chan struct{} // closed when a NoRefill pool's worker did not start
 
 	mu      sync.Mutex // guards live and lastErr
 	live    map[*worker]struct{}
@@ -97,14 +136,23 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.Size <= 0 {
 		cfg.Size = runtime.NumCPU()
 	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = 4 * cfg.Size
+	}
 	if cfg.Queue == 0 {
-		cfg.Queue = 4 * cfg.Size
+		cfg.Queue = max(128, 16*cfg.Size)
 	}
 	if cfg.Queue < 0 {
 		cfg.Queue = 0
 	}
 	if cfg.QueueTimeout <= 0 {
-		cfg.QueueTimeout = 5 * time.Second
+		cfg.QueueTimeout = 30 * time.Second
+	}
+	if cfg.Reuse <= 0 {
+		cfg.Reuse = 1
+	}
+	if cfg.MaxRSS <= 0 {
+		cfg.MaxRSS = 192 << 20
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 100 * time.Millisecond
@@ -117,25 +165,45 @@ func New(cfg Config) (*Pool, error) {
 	}
 	cfg.Env = append([]string(nil), cfg.Env...)
 	p := &Pool{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		ready: make(chan *worker, cfg.Size),
-		slots: make(chan struct{}, cfg.Size),
-		wait:  make(chan struct{}, cfg.Queue),
-		live:  make(map[*worker]struct{}),
+		cfg:    cfg,
+		log:    cfg.Logger,
+		ready:  make(chan *worker, cfg.Size),
+		slots:  make(chan struct{}, cfg.Size),
+		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
+		live:   make(map[*worker]struct{}),
+		failed: make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	closeOnExecInherited()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.fillWG.Add(1)
+	p.fillWG.Add(2)
 	go p.fill()
+	go p.expireIdle()
 	return p, nil
 }
 
 // Ready returns the number of warm workers waiting for a job.
 func (p *Pool) Ready() int { return len(p.ready) }
+
+// StartFailed reports whether a worker of a NoRefill pool failed to start.
+func (p *Pool) StartFailed() bool {
+	select {
+	case <-p.failed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Idle returns the number of used workers kept for their principal's next
+// job.
+func (p *Pool) Idle() int {
+	p.sched.mu.Lock()
+	defer p.sched.mu.Unlock()
+	return len(p.sched.idle)
+}
 
 // Size returns the number of warm workers the pool keeps.
 func (p *Pool) Size() int { return p.cfg.Size }
@@ -160,6 +228,23 @@ func (p *Pool) Close() error {
 	return nil
 }
 
+// expireIdle discards the workers kept idle for longer than idleTTL.
+func (p *Pool) expireIdle() {
+	defer p.fillWG.Done()
+	t := time.NewTicker(idleTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case now := <-t.C:
+			for _, w := range p.sched.expire(now.Add(-idleTTL)) {
+				w.discard()
+			}
+		}
+	}
+}
+
 // fill keeps Size workers warm or starting.
 func (p *Pool) fill() {
 	defer p.fillWG.Done()
@@ -178,6 +263,10 @@ func (p *Pool) fill() {
 			p.lastErr = err
 			p.mu.Unlock()
 			p.log.Error("worker did not start", "err", err)
+			if p.cfg.NoRefill {
+				close(p.failed)
+				return
+			}
 			select {
 			case <-time.After(backoff):
 			case <-p.ctx.Done():
@@ -203,44 +292,85 @@ func (p *Pool) fill() {
 	}
 }
 
-// Execute implements sandbox.Executor: it takes a warm worker (waiting in the
-// bounded queue if none is free), sends it the job, answers its tool calls
-// through host, and discards it afterwards.
+// Execute implements sandbox.Executor: it waits for a running slot (see
+// Pool), takes an idle worker that served the job's principal or else a
+// warm one, sends it the job, answers its tool calls through host, and
+// afterwards keeps the worker for the principal's next job or discards it
+// (Config.Reuse).
 func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host) *sandbox.Outcome {
-	w, err := p.acquire(ctx)
-	if err != nil {
+	if p.ctx.Err() != nil {
+		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")}
+	}
+	if err := p.sched.admit(ctx, p.ctx, job.Principal, p.cfg.QueueTimeout); err != nil {
+		if err.Code == sandbox.EBusy {
+			err = p.busy(err.Message)
+		}
 		return &sandbox.Outcome{Err: err}
 	}
+	w, err := p.acquire(ctx, job.Principal)
+	if err != nil {
+		p.sched.done(job.Principal)
+		return &sandbox.Outcome{Err: err}
+	}
+	if p.cfg.OnJob != nil {
+		p.cfg.OnJob(w.cmd.Process.Pid, job.Principal)
+	}
 	p.running.Add(1)
-	defer p.running.Add(-1)
-	<-p.slots // the filler may start a replacement now
-	return w.run(ctx, job, host, p.cfg.Grace)
+	o, reusable := w.run(ctx, job, host, p.cfg.Grace)
+	p.running.Add(-1)
+	if reusable && w.jobs < p.cfg.Reuse && p.ctx.Err() == nil && w.rss() <= p.cfg.MaxRSS {
+		// Kept before the slot is passed on, so that the principal's next
+		// job finds it.
+		for _, old := range p.sched.putIdle(job.Principal, w) {
+			old.discard()
+		}
+	} else {
+		w.discard()
+	}
+	p.sched.done(job.Principal)
+	return o
 }
 
-func (p *Pool) acquire(ctx context.Context) (*worker, *sandbox.Error) {
+// acquire returns a worker for principal's job: one of its idle workers, or
+// a warm unused one.
+func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox.Error) {
+	if w := p.sched.takeIdle(principal); w != nil {
+		if w.principal == principal {
+			return w, nil
+		}
+		// Cannot happen (idle workers are kept per principal); if it did,
+		// the worker is discarded, never handed over.
+		p.log.Error("an idle worker was offered to another principal; discarding it")
+		w.discard()
+	}
+	var w *worker
 	select {
-	case w := <-p.ready:
-		return w, nil
+	case w = <-p.ready:
 	default:
+		// A job now waits for the worker being started: it must not
+		// start at low priority behind the running jobs.
+		p.wanting.Add(1)
+		defer p.wanting.Add(-1)
+		if pid := p.starting.Load(); pid > 0 {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, int(pid), 0)
+		}
+		t := time.NewTimer(p.cfg.QueueTimeout)
+		defer t.Stop()
+		select {
+		case w = <-p.ready:
+		case <-t.C:
+			return nil, p.busy(fmt.Sprintf("no worker became ready within %s", p.cfg.QueueTimeout))
+		case <-p.failed:
+			return nil, sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker process did not start")
+		case <-ctx.Done():
+			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+		case <-p.ctx.Done():
+			return nil, sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
+		}
 	}
-	select {
-	case p.wait <- struct{}{}:
-		defer func() { <-p.wait }()
-	default:
-		return nil, p.busy("every worker is busy and the queue is full")
-	}
-	t := time.NewTimer(p.cfg.QueueTimeout)
-	defer t.Stop()
-	select {
-	case w := <-p.ready:
-		return w, nil
-	case <-t.C:
-		return nil, p.busy(fmt.Sprintf("no worker became free within %s", p.cfg.QueueTimeout))
-	case <-ctx.Done():
-		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
-	case <-p.ctx.Done():
-		return nil, sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
-	}
+	<-p.slots // the filler may start a replacement now
+	w.principal = principal
+	return w, nil
 }
 
 func (p *Pool) busy(msg string) *sandbox.Error {
@@ -250,7 +380,7 @@ func (p *Pool) busy(msg string) *sandbox.Error {
 	if last != nil {
 		msg += "; workers are failing to start"
 	}
-	return sandbox.Errorf(sandbox.EBusy, "Try again in a moment; the server is at capacity.", msg)
+	return busy(msg)
 }
 
 // start launches one worker and waits until it reports ready.
@@ -302,11 +432,17 @@ func (p *Pool) start() (*worker, error) {
 	// runs: on a small machine its start-up (exec, confinement, engine
 	// warm-up) would compete with that job for the CPU. While jobs run, a
 	// new worker starts at low priority and gets normal priority once it is
-	// ready. (PRIO_PGRP reaches every thread of the worker, which leads its
-	// own process group.)
-	niced := p.running.Load() > 0
+	// ready, or as soon as a job waits for it. (PRIO_PGRP reaches every
+	// thread of the worker, which leads its own process group.)
+	p.starting.Store(int64(cmd.Process.Pid))
+	defer p.starting.Store(0)
+	niced := p.running.Load() > 0 && p.wanting.Load() == 0
 	if niced {
 		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)
+		// A job that began waiting meanwhile may have missed the nice.
+		if p.wanting.Load() > 0 {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 0)
+		}
 	}
 	if p.cfg.OnStart != nil {
 		if err := p.cfg.OnStart(cmd.Process.Pid); err != nil {
@@ -358,6 +494,7 @@ const (
 	endProtocol
 	endShutdown
 	endDone
+	endCPU
 )
 
 type worker struct {
@@ -369,6 +506,12 @@ type worker struct {
 	fw     *frameWriter  // writes out
 	stderr *capBuffer
 	exited chan struct{}
+
+	// principal is whom the worker serves, set with its first job; jobs
+	// counts the jobs it was given. Both belong to the job's goroutine.
+	principal string
+	jobs      int
+	idleSince time.Time // guarded by the pool's sched.mu while idle
 
 	mu     sync.Mutex // guards reason
 	reason endReason
@@ -416,16 +559,72 @@ func (w *worker) send(kind byte, v any) error {
 	return w.fw.send(kind, body)
 }
 
-// run executes one job on w and always leaves w dead and reaped.
-func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, grace time.Duration) *sandbox.Outcome {
+// discard kills w and reaps it in the background (Close waits for it), so
+// that the client does not wait for the teardown.
+func (w *worker) discard() {
+	w.kill(endDone)
+	go w.release()
+}
+
+// rss returns the worker's resident memory, or MaxInt64 if unknown.
+func (w *worker) rss() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/statm")
+	if err != nil {
+		return math.MaxInt64
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return math.MaxInt64
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return math.MaxInt64
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// cpuTime returns the CPU time the worker has used (every thread, user and
+// system), or -1 if unknown.
+func (w *worker) cpuTime() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from after its closing one.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuCheck is how often the supervisor samples a running job's CPU time.
+const cpuCheck = 100 * time.Millisecond
+
+// run executes one job on w. It reports whether w ended the job normally
+// (an outcome, no kill, no protocol fault) and may serve another; if not, w
+// is dead or being killed.
+func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, grace time.Duration) (_ *sandbox.Outcome, reusable bool) {
+	w.jobs++
 	callCtx, cancelCalls := context.WithCancel(ctx)
 	var calls sync.WaitGroup
 	defer func() {
-		// The outcome is in hand: the worker is killed and reaped in the
-		// background (Close waits for it), so the client does not wait for
-		// the teardown.
-		w.kill(endDone)
-		go w.release()
+		// Every call of this job is answered (or cancelled and answered)
+		// before the worker can get another job.
 		cancelCalls()
 		calls.Wait()
 	}()
@@ -440,12 +639,34 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	psink, _ := host.(sandbox.PartialSink)
 
 	if err := w.send(kindJob, job); err != nil {
-		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}
+		w.kill(endProtocol)
+		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}, false
 	}
 	deadline := time.AfterFunc(limit.Timeout+grace, func() { w.kill(endDeadline) })
 	defer deadline.Stop()
 	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
 	defer stop()
+	// The CPU limit is the supervisor's, per job: a worker's own RLIMIT_CPU
+	// spans all the jobs it serves and is only the backstop.
+	if cpu0 := w.cpuTime(); cpu0 >= 0 {
+		cpuLimit := limit.Timeout + time.Second
+		tick := time.NewTicker(cpuCheck)
+		tickDone := make(chan struct{})
+		defer func() { tick.Stop(); close(tickDone) }()
+		go func() {
+			for {
+				select {
+				case <-tickDone:
+					return
+				case <-tick.C:
+				}
+				if c := w.cpuTime(); c >= 0 && c-cpu0 > cpuLimit {
+					w.kill(endCPU)
+					return
+				}
+			}
+		}()
+	}
 
 read:
 	for {
@@ -513,7 +734,7 @@ read:
 				o.Err = sandbox.Errorf(sandbox.EOutputLimit, "Return less: aggregate or summarize inside the program.",
 					fmt.Sprintf("the result is over the %d-byte limit", resultCap))
 			}
-			return o
+			return o, w.endedNormally(o.Err)
 		default:
 			w.kill(endProtocol)
 		}
@@ -521,7 +742,32 @@ read:
 	// The worker ended without an outcome: what it streamed is what is
 	// known.
 	<-w.exited
-	return &sandbox.Outcome{Logs: logs, LogsTruncated: logsTruncated, Partial: partial, Err: w.classify(limit)}
+	return &sandbox.Outcome{Logs: logs, LogsTruncated: logsTruncated, Partial: partial, Err: w.classify(limit)}, false
+}
+
+// endedNormally reports whether a job that sent its outcome with err left
+// its worker fit for another job: not killed, and not ended by a limit, a
+// cancellation or an internal fault that may have left state behind.
+func (w *worker) endedNormally(err *sandbox.Error) bool {
+	w.mu.Lock()
+	killed := w.reason != endNone
+	w.mu.Unlock()
+	if killed {
+		return false
+	}
+	if err != nil {
+		switch err.Code {
+		case sandbox.ETimeout, sandbox.EMemory, sandbox.EStack, sandbox.ECancelled,
+			sandbox.EWorkerCrashed, sandbox.EInternal, sandbox.EUnsettled, sandbox.EModuleLimit:
+			return false
+		}
+	}
+	select {
+	case <-w.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // classify names how a worker that sent no outcome ended.
@@ -535,6 +781,9 @@ func (w *worker) classify(limit sandbox.Limits) *sandbox.Error {
 			fmt.Sprintf("the run exceeded its %s time limit", limit.Timeout))
 	case endCancel:
 		return sandbox.Errorf(sandbox.ECancelled, "", "the run was cancelled")
+	case endCPU:
+		return sandbox.Errorf(sandbox.ETimeout, "Make the program do less work.",
+			fmt.Sprintf("the run used more than its CPU time limit (%s of CPU)", limit.Timeout+time.Second))
 	case endShutdown:
 		return sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
 	case endProtocol:

@@ -181,6 +181,18 @@ func (scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Ho
 		out := os.NewFile(4, "out")
 		_, _ = out.Write([]byte{0x7f, 0xff, 0xff, 0xff})
 		time.Sleep(10 * time.Second)
+	case "pid":
+		return &sandbox.Outcome{Value: json.RawMessage(strconv.Itoa(os.Getpid()))}
+	case "spin": // N goroutines burn CPU, ignoring ctx, until killed
+		n, _ := strconv.Atoi(arg(1))
+		for i := 0; i < n; i++ {
+			go func() {
+				for x := 0; ; x++ {
+					_ = x
+				}
+			}()
+		}
+		select {}
 	case "env":
 		b, _ := json.Marshal(os.Environ())
 		return &sandbox.Outcome{Value: b}

@@ -42,10 +42,13 @@ type WorkerConfig struct {
 }
 
 // ServeWorker is the body of the hidden `worker` subcommand: it warms the
-// engine, confines itself, says it is ready, reads one job from in, runs it
-// with every tool call forwarded to the server as a frame on out, sends the
-// outcome and returns. One job per worker: the process then exits, so no
-// state survives between runs.
+// engine, confines itself, says it is ready, then serves jobs read from in
+// until in is closed: each job runs with every tool call forwarded to the
+// server as a frame on out, and ends with its outcome. The server decides
+// how many jobs one worker serves (Config.Reuse), all of them for one
+// principal; each job gets a fresh engine state (a new goja runtime, a new
+// WebAssembly instance) from the executor, and the worker collects the
+// previous job's garbage before it reads the next one.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerConfig) error {
 	if cfg.Executor == nil {
 		return errors.New("process: WorkerConfig.Executor is required")
@@ -59,10 +62,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	debug.SetMaxStack(maxStack)
 	if cfg.Warm != nil {
 		cfg.Warm()
-		// Workers may run with GOGC=off: return the warm-up's garbage now,
-		// so an idle worker holds only what the job will use.
+		// Return the warm-up's garbage now, so an idle worker holds only
+		// what the job will use.
 		runtime.GC()
-		debug.FreeOSMemory()
 	}
 	if cfg.Restrict != nil {
 		if err := cfg.Restrict(); err != nil {
@@ -75,28 +77,73 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	if err := h.send(kindReady, readyMsg{PID: os.Getpid()}); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(in, 64<<10)
-	kind, body, err := readFrame(br, MaxServerFrame)
-	if err != nil {
-		return err
-	}
-	if kind != kindJob {
-		return fmt.Errorf("process: expected a job, got frame kind %#x", kind)
-	}
-	var job sandbox.Job
-	if err := json.Unmarshal(body, &job); err != nil {
-		return fmt.Errorf("process: bad job: %w", err)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Results come back on in while the job runs; when the server goes away,
-	// the job is cancelled (the parent-death signal is the backstop).
+	// One reader for the worker's life: job frames go to jobs, tool
+	// results to the calls waiting for them. When the server goes away,
+	// the running job is cancelled (the parent-death signal is the
+	// backstop).
+	jobs := make(chan []byte, 1)
+	readErr := make(chan error, 1)
 	go func() {
 		defer cancel()
-		h.readResults(br)
+		readErr <- h.readFrames(bufio.NewReaderSize(in, 64<<10), jobs, ctx.Done())
 	}()
+	var cleaned chan struct{} // closed when the last job's garbage is collected
+	for n := 0; ; n++ {
+		var body []byte
+		select {
+		case body = <-jobs:
+		case <-ctx.Done():
+			err := <-readErr
+			if n > 0 && errors.Is(err, io.EOF) {
+				return fw.close() // the server is done with this worker
+			}
+			return err
+		}
+		var job sandbox.Job
+		if err := json.Unmarshal(body, &job); err != nil {
+			return fmt.Errorf("process: bad job: %w", err)
+		}
+		if err := serveJob(ctx, &job, h, cfg); err != nil {
+			return err
+		}
+		if cleaned != nil {
+			<-cleaned // one collection at a time
+		}
+		// The job's garbage goes now, in the background: the worker is
+		// normally idle, and a next job that arrives meanwhile does not
+		// wait for the collection. Freed pages stay resident for the next
+		// job (no page faults on its first allocations) up to
+		// idleHeapBytes; past that they go back to the system.
+		c := make(chan struct{})
+		cleaned = c
+		go func() {
+			defer close(c)
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapIdle-ms.HeapReleased > idleHeapBytes {
+				debug.FreeOSMemory()
+			}
+		}()
+	}
+}
+
+// idleHeapBytes is how much freed heap a worker keeps resident between jobs.
+const idleHeapBytes = 32 << 20
+
+// serveJob runs one job and sends its outcome. Nothing the job's goroutines
+// send after the outcome leaves the worker (see jobHost).
+func serveJob(ctx context.Context, job *sandbox.Job, h *workerHost, cfg WorkerConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jh := &jobHost{h: h}
 	if lim := min(cfg.MemoryBytes, job.Limits.MemoryBytes); lim > 0 {
 		stop := watchMemory(lim, func(live uint64) {
+			if !jh.end() {
+				return // the outcome is sent already
+			}
 			_ = h.sendSyncOutcome(&sandbox.Outcome{Err: sandbox.Errorf(sandbox.EMemory,
 				"Use less memory: process data in smaller pieces.",
 				fmt.Sprintf("the run exceeded its %d MiB memory limit", lim>>20))})
@@ -104,14 +151,125 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		})
 		defer stop()
 	}
-	o := cfg.Executor.Execute(ctx, &job, h)
+	o := cfg.Executor.Execute(ctx, job, jh)
 	if o == nil {
 		o = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
 	}
-	if err := h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err}); err != nil {
-		return err
+	if !jh.end() {
+		select {} // the memory watchdog is sending its outcome and exiting
 	}
-	return fw.close()
+	return h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
+}
+
+// jobHost is the Host of one job in a worker: it forwards to the worker's
+// host until the job ends, and drops what the job's stray goroutines send
+// afterwards, so that the outcome is the job's last frame and nothing of
+// one job reaches the server during the next.
+type jobHost struct {
+	h *workerHost
+
+	mu    sync.Mutex // guards ended and the partial state
+	ended bool
+	// partial is the latest value not yet sent; flushing, whether a
+	// flushPartials goroutine runs.
+	partial  json.RawMessage
+	flushing bool
+}
+
+var (
+	_ sandbox.Host        = (*jobHost)(nil)
+	_ sandbox.LogSink     = (*jobHost)(nil)
+	_ sandbox.PartialSink = (*jobHost)(nil)
+)
+
+// end marks the job ended; it reports whether this call ended it.
+func (j *jobHost) end() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.ended {
+		return false
+	}
+	j.ended = true
+	return true
+}
+
+// Call implements sandbox.Host.
+func (j *jobHost) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	j.mu.Lock()
+	ended := j.ended
+	j.mu.Unlock()
+	if ended {
+		return nil, sandbox.Errorf(sandbox.ECancelled, "", "the run has ended")
+	}
+	return j.h.Call(ctx, tool, args)
+}
+
+// Log implements sandbox.LogSink: entries stream to the server as they
+// happen, so a worker that dies still leaves its logs.
+func (j *jobHost) Log(entry string) {
+	body, err := marshalFrame(logMsg{Entry: entry})
+	if err != nil {
+		return
+	}
+	j.mu.Lock()
+	if j.ended {
+		j.mu.Unlock()
+		return
+	}
+	// Queued under the lock, so that it precedes the outcome; written
+	// before Log returns, so that it survives the process dying.
+	f := qframe{b: encodeFrame(kindLog, body), flushed: make(chan struct{})}
+	err = j.h.fw.enqueue(f)
+	j.mu.Unlock()
+	if err == nil {
+		<-f.flushed
+	}
+}
+
+// Partial implements sandbox.PartialSink: the values stored with
+// progress(value) stream to the server, so a worker killed at its deadline
+// still leaves the last one. The stream is coalesced: a value is sent at
+// once when none was sent within partialInterval, else the latest one is
+// sent when the interval ends, and the values stored in between are
+// skipped (the outcome carries the engine's last one). A program storing a
+// 256 KiB value in a loop would otherwise keep the server busy decoding
+// them, a core for a core.
+func (j *jobHost) Partial(value json.RawMessage) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.ended {
+		return
+	}
+	j.partial = value
+	if !j.flushing {
+		j.flushing = true
+		go j.flushPartials()
+	}
+}
+
+// flushPartials sends the pending partial value until there is none.
+func (j *jobHost) flushPartials() {
+	for {
+		j.mu.Lock()
+		v := j.partial
+		j.partial = nil
+		if v == nil || j.ended {
+			j.flushing = false
+			j.mu.Unlock()
+			return
+		}
+		body, err := marshalFrame(partialMsg{Value: v})
+		var f qframe
+		if err == nil {
+			f = qframe{b: encodeFrame(kindPartial, body), flushed: make(chan struct{})}
+			err = j.h.fw.enqueue(f)
+		}
+		j.mu.Unlock()
+		if err == nil {
+			<-f.flushed
+		}
+		time.Sleep(partialInterval)
+	}
 }
 
 // sendSyncOutcome sends the outcome and waits until it is written.
@@ -124,12 +282,16 @@ func (h *workerHost) sendSyncOutcome(o *sandbox.Outcome) error {
 }
 
 // watchMemory calls over once, from its own goroutine, when the live heap
-// reported by the last collection reaches 90% of limit. It returns a function that
-// stops the watch.
+// reported by a collection reaches 90% of limit. Only collections that
+// ended after the watch began count: an earlier one measured an earlier
+// job. It returns a function that stops the watch.
 func watchMemory(limit int64, over func(live uint64)) (stop func()) {
 	done := make(chan struct{})
+	cycles := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(cycles)
+	start := cycles[0].Value.Uint64()
 	go func() {
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -139,7 +301,7 @@ func watchMemory(limit int64, over func(live uint64)) (stop func()) {
 			case <-t.C:
 			}
 			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[1].Value.Uint64() > start {
 				if live := sample[0].Value.Uint64(); live >= uint64(limit)/10*9 {
 					over(live)
 					return
@@ -158,17 +320,9 @@ type workerHost struct {
 
 	mu      sync.Mutex // guards pending
 	pending map[uint64]chan resultMsg
-
-	pmu      sync.Mutex      // guards the fields below (Partial)
-	partial  json.RawMessage // the latest value not yet sent
-	flushing bool            // a flushPartials goroutine is running
 }
 
-var (
-	_ sandbox.Host        = (*workerHost)(nil)
-	_ sandbox.LogSink     = (*workerHost)(nil)
-	_ sandbox.PartialSink = (*workerHost)(nil)
-)
+var _ sandbox.Host = (*workerHost)(nil)
 
 func (h *workerHost) send(kind byte, v any) error {
 	body, err := marshalFrame(v)
@@ -211,54 +365,8 @@ func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage
 	}
 }
 
-// Log implements sandbox.LogSink: entries stream to the server as they
-// happen, so a worker that dies still leaves its logs.
-func (h *workerHost) Log(entry string) {
-	body, err := marshalFrame(logMsg{Entry: entry})
-	if err == nil {
-		_ = h.fw.sendSync(kindLog, body)
-	}
-}
-
-// Partial implements sandbox.PartialSink: the values stored with
-// progress(value) stream to the server, so a worker killed at its deadline
-// still leaves the last one. The stream is coalesced: a value is sent at
-// once when none was sent within partialInterval, else the latest one is
-// sent when the interval ends, and the values stored in between are
-// skipped (the outcome carries the engine's last one). A program storing a
-// 256 KiB value in a loop would otherwise keep the server busy decoding
-// them, a core for a core.
-func (h *workerHost) Partial(value json.RawMessage) {
-	h.pmu.Lock()
-	defer h.pmu.Unlock()
-	h.partial = value
-	if !h.flushing {
-		h.flushing = true
-		go h.flushPartials()
-	}
-}
-
 // partialInterval is the least time between two partial frames.
 const partialInterval = 100 * time.Millisecond
-
-// flushPartials sends the pending partial value until there is none.
-func (h *workerHost) flushPartials() {
-	for {
-		h.pmu.Lock()
-		v := h.partial
-		h.partial = nil
-		if v == nil {
-			h.flushing = false
-			h.pmu.Unlock()
-			return
-		}
-		h.pmu.Unlock()
-		if body, err := marshalFrame(partialMsg{Value: v}); err == nil {
-			_ = h.fw.sendSync(kindPartial, body)
-		}
-		time.Sleep(partialInterval)
-	}
-}
 
 // marshalFrame encodes the body of a worker → server frame without
 // encoding/json's HTML escaping, which would write '<', '>' and '&' as six
@@ -267,14 +375,27 @@ func (h *workerHost) flushPartials() {
 // result kept whole for paging plus its logs stays within MaxWorkerFrame.
 func marshalFrame(v any) ([]byte, error) { return sandbox.MarshalJSON(v) }
 
-func (h *workerHost) readResults(in io.Reader) {
+// readFrames reads the server's frames until in fails: jobs go to jobs (one
+// at a time; the server sends the next job only after the outcome), results
+// to the calls waiting for them. Results for calls no longer waiting (of a
+// job that has ended) are dropped.
+func (h *workerHost) readFrames(in io.Reader, jobs chan<- []byte, done <-chan struct{}) error {
 	for {
 		kind, body, err := readFrame(in, MaxServerFrame)
 		if err != nil {
-			return
+			return err
 		}
-		if kind != kindResult {
+		switch kind {
+		case kindJob:
+			select {
+			case jobs <- body:
+			case <-done:
+				return io.EOF
+			}
 			continue
+		case kindResult:
+		default:
+			return fmt.Errorf("process: unexpected frame kind %#x", kind)
 		}
 		id, isErr, payload, err := decodeResult(body)
 		if err != nil {
