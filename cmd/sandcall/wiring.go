@@ -204,7 +204,10 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 			closeAll()
 			return nil, nil, err
 		}
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins})
+		// serve attaches in the background: initialize is answered at
+		// once and tools appear (list_changed) as their servers come up.
+		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
+			Background: !c.oneShot})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)

@@ -29,6 +29,12 @@ type Options struct {
 	// after each failed attempt up to ReconnectMax (default 30s), and each
 	// wait is jittered down by up to half.
 	ReconnectMin, ReconnectMax time.Duration
+	// Background makes Attach return at once: every server is connected,
+	// and its tools added to the catalog, in the background as it comes up
+	// (the catalog's OnChange tells when), so that a slow or hung server
+	// delays nothing. Set.Ready tells when every server's first attempt is
+	// over. If false, Attach waits for every first attempt (or ctx).
+	Background bool
 	// PinPoll is how often a pin file is checked for changes (an approval
 	// by `sandcall tools approve` in another process); when it changed,
 	// every server's tools are listed again. If zero, 1s. Pins in memory
@@ -49,6 +55,8 @@ type Set struct {
 	minBackoff time.Duration
 	maxBackoff time.Duration
 
+	ready chan struct{} // closed when every server's first attempt is over
+
 	mu       sync.Mutex
 	conns    map[string]*Conn             // server name → live connection
 	added    map[string]map[string]string // server name → catalog name → definition hash
@@ -68,7 +76,9 @@ func (s *Set) Warnings() []string {
 }
 
 // Attach loads the upstream server configs, connects to every enabled
-// server, and adds their tools to cat. A server that fails to load, and a
+// server (all at once, each in its own goroutine), and adds their tools to
+// cat; with Options.Background it returns before any has answered. A
+// server that fails to load, and a
 // tool that cannot be added, is skipped with a warning; the others still
 // load. Close the Set to stop the servers.
 //
@@ -104,25 +114,22 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	for _, w := range cfg.Warnings {
 		s.warn(w)
 	}
-	var wg sync.WaitGroup
+	// Every server is dialled by its own supervisor under s.ctx, so that
+	// Close (on a signal, say) stops a dial in progress and its child.
+	s.ready = make(chan struct{})
+	var first sync.WaitGroup
 	for _, srv := range cfg.Servers() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := newConn(srv)
-			up := true
-			if err := c.dial(ctx); err != nil {
-				s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", srv.Name, err))
-				up = false
-			} else {
-				s.track(c)
-				s.refresh(ctx, c)
-			}
-			s.wg.Add(1)
-			go s.supervise(c, up)
-		}()
+		first.Add(1)
+		s.wg.Add(1)
+		go s.supervise(newConn(srv), first.Done)
 	}
-	wg.Wait()
+	go func() { first.Wait(); close(s.ready) }()
+	if !opts.Background {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+		}
+	}
 	if s.pins.Path() != "" {
 		every := opts.PinPoll
 		if every <= 0 {
@@ -141,13 +148,30 @@ func (s *Set) track(c *Conn) {
 	s.mu.Unlock()
 }
 
-// supervise connects c while it is down (up false) with backoff, then
-// re-lists its tools when the server says they changed, and reconnects
-// when its session drops, until Close.
-func (s *Set) supervise(c *Conn, up bool) {
+// Ready is closed when every server's first connection attempt is over:
+// it came up and its tools were listed, or it failed (and is retried in
+// the background).
+func (s *Set) Ready() <-chan struct{} { return s.ready }
+
+// supervise dials c once at once, calling firstDone when that attempt is
+// over, then connects c while it is down with backoff, re-lists its tools
+// when the server says they changed, and reconnects when its session
+// drops, until Close.
+func (s *Set) supervise(c *Conn, firstDone func()) {
 	defer s.wg.Done()
 	defer c.Close()
 	name := c.Server.Name
+	up := true
+	if err := c.dial(s.ctx); err != nil {
+		if s.ctx.Err() == nil {
+			s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", name, err))
+		}
+		up = false
+	} else {
+		s.track(c)
+		s.refresh(s.ctx, c)
+	}
+	firstDone()
 	for {
 		if !up {
 			if !s.reconnect(c) {
@@ -278,13 +302,19 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	disabled := map[string]bool{}
 	var add []*tools.Tool
 	scratch, _ := tools.NewCatalog()
+	// One check of the whole list: a first sight of 5,000 tools is one
+	// write of the pin file, not 5,000.
+	defs := make(map[string]string, len(listed))
+	for _, l := range listed {
+		defs[l.Tool.Name] = l.Hash
+	}
+	oks, perr := s.pins.CheckAll(defs)
+	if perr != nil {
+		s.warn(perr.Error())
+	}
 	for _, l := range listed {
 		tn := l.Tool.Name
-		ok, perr := s.pins.Check(tn, l.Hash)
-		if perr != nil {
-			s.warn(perr.Error())
-		}
-		if !ok {
+		if !oks[tn] {
 			disabled[tn] = true
 			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", name, tn, tn))
 			continue
@@ -388,9 +418,12 @@ func (s *Set) Close() {
 	conns := s.conns
 	s.conns = map[string]*Conn{}
 	s.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
+	var wg sync.WaitGroup
+	for _, c := range conns { // in parallel: each may take closeGrace
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
 	}
+	wg.Wait()
 	s.wg.Wait()
 }
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -85,6 +86,7 @@ func (c *Conn) dial(ctx context.Context) error {
 		tr  mcp.Transport
 		cmd *exec.Cmd
 		st  *statusTransport
+		pt  *procTransport
 	)
 	switch r.Type {
 	case TypeStdio:
@@ -92,7 +94,10 @@ func (c *Conn) dial(ctx context.Context) error {
 		cmd.Env = minimalEnv(r.Env)
 		cmd.Dir = r.Cwd
 		cmd.Stderr = nil // discarded: upstream logs are not ours to print
-		tr = &mcp.CommandTransport{Command: cmd}
+		childAttr(cmd)
+		pt = &procTransport{CommandTransport: mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}}
+		tr = pt // Close stops the server itself (stopServer), not after the SDK's 5s
+
 	case TypeHTTP:
 		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
 		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: &http.Client{Transport: st}, MaxRetries: -1}
@@ -112,11 +117,25 @@ func (c *Conn) dial(ctx context.Context) error {
 			}
 		},
 	})
+	connected := make(chan struct{})
+	if pt != nil {
+		// A server stuck in its handshake is killed as soon as the dial is
+		// given up (its timeout, Close, a signal), not after a grace
+		// period: it has answered nothing worth waiting for.
+		go func() {
+			select {
+			case <-cctx.Done():
+				pt.kill()
+			case <-connected:
+			}
+		}()
+	}
 	sess, err := client.Connect(cctx, tr, nil)
+	close(connected)
 	if err != nil {
-		if cmd != nil && cmd.Process != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+		if pt != nil {
+			pt.kill()
+			_ = cmd.Wait() // reaps it, if the SDK has not
 		}
 		if st != nil {
 			switch st.refused.Load() {
@@ -169,7 +188,13 @@ func (c *Conn) Close() error {
 	if sess == nil || was {
 		return nil
 	}
-	return sess.Close()
+	c.mu.Lock()
+	cmd := c.cmd
+	c.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return sess.Close()
+	}
+	return stopServer(sess, cmd.Process.Pid)
 }
 
 // NestedEnv is set in the environment of every stdio upstream server. A
@@ -277,21 +302,29 @@ func (c *Conn) Tools(ctx context.Context) (out []Listed, errs []error, err error
 }
 
 func (c *Conn) convert(name string, ut *mcp.Tool) (Listed, error) {
+	// The input schema is encoded once, for the hash and for parsing: a
+	// server of thousands of tools attaches in half the time.
+	rawIn, err := json.Marshal(ut.InputSchema)
+	if err != nil {
+		return Listed{}, fmt.Errorf("input schema: %w", err)
+	}
 	def, err := json.Marshal(struct {
 		Name         string               `json:"name"`
 		Title        string               `json:"title,omitempty"`
 		Description  string               `json:"description,omitempty"`
-		InputSchema  any                  `json:"inputSchema"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
 		OutputSchema any                  `json:"outputSchema,omitempty"`
 		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}{ut.Name, ut.Title, ut.Description, ut.InputSchema, ut.OutputSchema, ut.Annotations})
+	}{ut.Name, ut.Title, ut.Description, rawIn, ut.OutputSchema, ut.Annotations})
 	if err != nil {
 		return Listed{}, err
 	}
 	sum := sha256.Sum256(def)
-	in, err := schemaOf(ut.InputSchema)
-	if err != nil {
-		return Listed{}, fmt.Errorf("input schema: %w", err)
+	var in *jsonschema.Schema
+	if string(rawIn) != "null" {
+		if in, err = tools.ParseSchema(rawIn); err != nil {
+			return Listed{}, fmt.Errorf("input schema: %w", err)
+		}
 	}
 	if in == nil {
 		in = &jsonschema.Schema{Type: "object"}

@@ -1,0 +1,109 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/tools"
+)
+
+// manyToolsServer serves n tools over streamable HTTP and returns the root
+// of a project whose .mcp.json names it "big".
+func manyToolsServer(tb testing.TB, n int) (root string, stop func()) {
+	tb.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+	for i := range n {
+		srv.AddTool(&mcp.Tool{
+			Name:        fmt.Sprintf("tool_%05d", i),
+			Description: fmt.Sprintf("Tool number %d of a large server: it returns its argument.", i),
+			InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+				"q": {Type: "string", Description: "the query"}}},
+		}, echoHandler)
+	}
+	ts := httptest.NewServer(authHandler(srv))
+	root = tb.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"big": map[string]any{
+		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + goodToken}, "timeout": "60s"}}})
+	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), cfg, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return root, ts.Close
+}
+
+// TestLargeToolListOnePinWrite attaches a server of 2,000 tools with a pin
+// file: every tool is listed, pinned, and the pin file was replaced once
+// (WriteFileAtomic renames a new file over it: one write, one new inode).
+func TestLargeToolListOnePinWrite(t *testing.T) {
+	const n = 2000
+	root, stop := manyToolsServer(t, n)
+	defer stop()
+	path := filepath.Join(root, DefaultPinFile)
+	pins, err := OpenPins(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	var last os.FileInfo
+	countWrite := func() {
+		fi, err := os.Stat(path)
+		if err == nil && (last == nil || !os.SameFile(fi, last)) {
+			writes++
+			last = fi
+		}
+	}
+	cat, _ := tools.NewCatalog()
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root}, Pins: pins})
+	defer set.Close()
+	countWrite()
+	if got := len(set.Tools()["big"]); got != n {
+		t.Fatalf("%d tools attached, want %d (warnings %v)", got, n, set.Warnings())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parsePins(b)
+	if err != nil || len(m) != n {
+		t.Fatalf("pin file: %d pins, err %v; want %d", len(m), err, n)
+	}
+	// A second pass of the same list (a refresh) writes nothing.
+	set.Refresh(context.Background())
+	countWrite()
+	if writes != 1 {
+		t.Errorf("the pin file was written %d times, want once", writes)
+	}
+}
+
+// BenchmarkAttachLargeServer attaches one upstream that lists 5,000 tools,
+// with a pin file of first sights (one write), until its tools are in the
+// catalog. Issue 13's bar: at most 2s on the project's 2-core machines.
+func BenchmarkAttachLargeServer(b *testing.B) {
+	const n = 5000
+	root, stop := manyToolsServer(b, n)
+	defer stop()
+	for b.Loop() {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "pins.json")
+		pins, err := OpenPins(path, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cat, _ := tools.NewCatalog()
+		b.StartTimer()
+		set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root}, Pins: pins})
+		if got := len(set.Tools()["big"]); got != n {
+			b.Fatalf("%d tools attached, want %d (warnings %v)", got, n, set.Warnings())
+		}
+		b.StopTimer()
+		set.Close()
+		b.StartTimer()
+	}
+}
