@@ -350,3 +350,61 @@ func TestUpstreamDiesWithSandcall(t *testing.T) {
 		t.Fatalf("upstream children %v outlived a killed sandcall", children)
 	}
 }
+
+// TestRunStartsOnlyNamedServers configures four upstreams (the npm memory
+// and everything servers, a hung one, one that does not exist) and runs a
+// program that uses the memory server: only that one is started, and the
+// run does not wait on the others.
+func TestRunStartsOnlyNamedServers(t *testing.T) {
+	bins := installNPMServers(t)
+	dir := t.TempDir()
+	hung, _ := filepath.Abs(filepath.Join("testdata", "hung_upstream.sh"))
+	mark := fmt.Sprintf("run-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		for _, pid := range marked(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	// Each server's command first leaves a file named after it.
+	wrap := func(name string, cmd ...string) map[string]any {
+		return map[string]any{"command": "sh", "timeout": "10m",
+			"args": append([]string{"-c", `: > "$0"; exec "$@"`, filepath.Join(dir, "started."+name)}, cmd...),
+			"env":  map[string]any{markEnv: mark, "MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}}
+	}
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"memory":     wrap("memory", filepath.Join(bins, "mcp-server-memory")),
+		"everything": wrap("everything", filepath.Join(bins, "mcp-server-everything")),
+		"hung":       wrap("hung", "sh", hung),
+		"missing":    wrap("missing", filepath.Join(dir, "no-such-server")),
+	}}
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "prog.js")
+	src := `const g = await tools.memory_read_graph({}); return g.entities.length;`
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--isolation", "inprocess", prog)
+	cmd.Dir = dir
+	t0 := time.Now()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("sandcall run took %v", time.Since(t0))
+	if err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("sandcall run: %v\n%s\nstderr: %s", err, out, stderr.String())
+	}
+	for name, want := range map[string]bool{"memory": true, "everything": false, "hung": false, "missing": false} {
+		_, err := os.Stat(filepath.Join(dir, "started."+name))
+		if got := err == nil; got != want {
+			t.Errorf("server %s started: %v, want %v", name, got, want)
+		}
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("processes left after run: %v", left)
+	}
+}

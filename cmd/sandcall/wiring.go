@@ -39,6 +39,10 @@ type common struct {
 	audit     string
 
 	// Local script tools (tools_cmd.go).
+	// needs, if set, picks the upstream servers to start (run: those
+	// the program names).
+	needs func(server string) bool
+
 	toolsDir     string
 	toolsTimeout time.Duration
 	localSet     *local.Set
@@ -207,7 +211,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		// serve attaches in the background: initialize is answered at
 		// once and tools appear (list_changed) as their servers come up.
 		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
-			Background: !c.oneShot})
+			Background: !c.oneShot, Want: c.needs})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)

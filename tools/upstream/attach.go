@@ -35,6 +35,10 @@ type Options struct {
 	// delays nothing. Set.Ready tells when every server's first attempt is
 	// over. If false, Attach waits for every first attempt (or ctx).
 	Background bool
+	// Want, if set, picks the servers to connect to by name: the others
+	// are neither started nor dialled (`sandcall run` starts only those a
+	// program names). If nil, every enabled server.
+	Want func(server string) bool
 	// PinPoll is how often a pin file is checked for changes (an approval
 	// by `sandcall tools approve` in another process); when it changed,
 	// every server's tools are listed again. If zero, 1s. Pins in memory
@@ -119,6 +123,9 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	s.ready = make(chan struct{})
 	var first sync.WaitGroup
 	for _, srv := range cfg.Servers() {
+		if opts.Want != nil && !opts.Want(srv.Name) {
+			continue
+		}
 		first.Add(1)
 		s.wg.Add(1)
 		go s.supervise(newConn(srv), first.Done)
