@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -206,7 +207,7 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("upstream: connection lost; reconnecting", "server", name)
+		s.log.Warn("upstream: connection lost; reconnecting", "server", name, "stderr", strings.Join(c.StderrTail(), "\n"))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -43,6 +43,9 @@ type Conn struct {
 	cmd    *exec.Cmd          // stdio servers only
 	closed bool
 
+	// stderr keeps the end of a stdio server's stderr (stderr.go).
+	stderr *stderrRing
+
 	// listChanged receives (without blocking, coalesced) when the server
 	// sends notifications/tools/list_changed.
 	listChanged chan struct{}
@@ -53,8 +56,18 @@ type Conn struct {
 // A server that refuses the credentials fails with an error wrapping
 // ErrUnauthorized (HTTP 401) or ErrForbidden (HTTP 403); one that does not
 // answer in time, with one wrapping context.DeadlineExceeded.
+// A stdio server's connection error ends with the last lines of its
+// stderr.
 func Connect(ctx context.Context, s *Server) (*Conn, error) {
+	return Dial(ctx, s, nil)
+}
+
+// Dial is Connect that also copies everything a stdio server writes to its
+// stderr to w as it comes, if w is not nil (`sandcall servers test
+// --verbose`).
+func Dial(ctx context.Context, s *Server, w io.Writer) (*Conn, error) {
 	c := newConn(s)
+	c.stderr.tee = w
 	if err := c.dial(ctx); err != nil {
 		return nil, err
 	}
@@ -62,7 +75,7 @@ func Connect(ctx context.Context, s *Server) (*Conn, error) {
 }
 
 func newConn(s *Server) *Conn {
-	return &Conn{Server: s, listChanged: make(chan struct{}, 1)}
+	return &Conn{Server: s, listChanged: make(chan struct{}, 1), stderr: &stderrRing{}}
 }
 
 // Errors of a connection an HTTP or SSE server refused.
@@ -93,10 +106,16 @@ func (c *Conn) dial(ctx context.Context) error {
 		cmd = exec.Command(r.Command, r.Args...)
 		cmd.Env = minimalEnv(r.Env)
 		cmd.Dir = r.Cwd
-		cmd.Stderr = nil // discarded: upstream logs are not ours to print
+		// Kept, bounded, for connection errors; never printed (upstream
+		// logs are not ours to print) but with --verbose.
+		c.stderr.reset()
+		cmd.Stderr = c.stderr
+		// A child of the server that keeps the stderr pipe open must
+		// not hold Wait.
+		cmd.WaitDelay = 2 * closeGrace
 		childAttr(cmd)
-		pt = &procTransport{CommandTransport: mcp.CommandTransport{Command: cmd, TerminateDuration: time.Hour}}
-		tr = pt // Close stops the server itself (stopServer), not after the SDK's 5s
+		pt = &procTransport{CommandTransport: mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * closeGrace}}
+		tr = pt // Close stops the server's group itself (stopServer)
 
 	case TypeHTTP:
 		st = &statusTransport{base: http.DefaultTransport, headers: r.Headers}
@@ -146,7 +165,10 @@ func (c *Conn) dial(ctx context.Context) error {
 			}
 		}
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
+			err = fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
+		}
+		if cmd != nil {
+			return c.stderr.withStderr(err)
 		}
 		return err
 	}
