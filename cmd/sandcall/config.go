@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -50,6 +51,11 @@ type fileConfig struct {
 	// search_tools instead (mcpserver.Config.ListThreshold). If absent, 30;
 	// -1: no threshold.
 	ListThreshold int `yaml:"list_threshold"`
+	// EnvPassthrough names variables of sandcall's environment passed on,
+	// as they are, to local script tools and stdio upstream servers (a
+	// token exported by the developer's shell or .envrc). Only these:
+	// never the whole environment. --env adds more.
+	EnvPassthrough []string `yaml:"env_passthrough"`
 
 	dir string
 	// parsed durations
@@ -114,6 +120,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	if c.Principal != nil && c.Principal.ID == "" {
 		return nil, bad("principal.id is required")
 	}
+	for i, name := range c.EnvPassthrough {
+		if !envNameRE.MatchString(name) {
+			return nil, bad("env_passthrough[%d]: %q is not a variable name (want letters, digits and _, not starting with a digit)", i, name)
+		}
+	}
 	for i, t := range c.Auth.Tokens {
 		if t.Principal == "" {
 			return nil, bad("auth.tokens[%d].principal is required", i)
@@ -165,3 +176,6 @@ func (c *fileConfig) tokens() []mcpserver.Token {
 	}
 	return out
 }
+
+// envNameRE matches an environment variable name.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

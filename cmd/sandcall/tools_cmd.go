@@ -83,6 +83,7 @@ func (c *common) registerTools(fs *flag.FlagSet) {
 	fs.StringVar(&c.toolsDir, "tools-dir", "",
 		"directory of local script tools (default: "+local.DefaultDir+" in the working directory, if present); reloaded when it changes")
 	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
+	fs.Var(&c.envPass, "env", "pass the variable NAME of this environment to local script tools and stdio upstream servers (repeatable; adds to env_passthrough in the config file)")
 }
 
 // localDir returns the local tools directory and whether there is one: dir
@@ -106,7 +107,7 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 		return ts
 	}
 	log := c.logger(os.Stderr)
-	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log})
+	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(".")})
 	for _, f := range fs {
 		if f.Reason != "" {
 			log.Warn("local tool skipped", "file", f.File, "reason", f.Reason, "line", f.Line)
@@ -159,7 +160,7 @@ func toolsCheck(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall tools check: no directory %s\n", d)
 		return exitFailure
 	}
-	set, finds := local.Load(local.Config{Dir: d})
+	set, finds := local.Load(local.Config{Dir: d, Reserved: reservedNames(".")})
 	var ts []*tools.Tool
 	if *demoFlag {
 		ts = demo.Tools()
@@ -226,7 +227,7 @@ func toolsList(e *env, args []string) int {
 	}
 	var rows []toolRow
 	if d, ok := localDir(*dir); ok {
-		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler)})
+		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler), Reserved: reservedNames(".")})
 		collided := set.AddTo(cat)
 		for _, f := range append(finds, collided...) {
 			if f.Reason != "" {

@@ -43,6 +43,8 @@ type common struct {
 	// the program names).
 	needs func(server string) bool
 
+	envPass multiFlag // --env NAME
+
 	toolsDir     string
 	toolsTimeout time.Duration
 	localSet     *local.Set
@@ -147,6 +149,11 @@ func (c *common) check() string {
 	if c.timeout <= 0 || c.timeout > sandbox.MaxTimeout {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
 	}
+	for _, n := range c.envPass {
+		if !envNameRE.MatchString(n) {
+			return fmt.Sprintf("--env %q: want a variable name (letters, digits and _)", n)
+		}
+	}
 	if _, ok := parseLevel(c.logLevel); !ok {
 		return fmt.Sprintf("unknown --log-level %q: want debug, info, warn or error", c.logLevel)
 	}
@@ -211,7 +218,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		// serve attaches in the background: initialize is answered at
 		// once and tools appear (list_changed) as their servers come up.
 		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
-			Background: !c.oneShot, Want: c.needs})
+			Background: !c.oneShot, Want: c.needs, Env: c.passEnv()})
 		c.closers = append(c.closers, set.Close)
 	}
 	audit, err := c.auditLogger(os.Stderr)

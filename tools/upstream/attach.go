@@ -36,6 +36,9 @@ type Options struct {
 	// delays nothing. Set.Ready tells when every server's first attempt is
 	// over. If false, Attach waits for every first attempt (or ctx).
 	Background bool
+	// Env names variables of sandcall's environment passed on to every
+	// stdio server (Server.PassEnv). If nil, none.
+	Env []string
 	// Want, if set, picks the servers to connect to by name: the others
 	// are neither started nor dialled (`sandcall run` starts only those a
 	// program names). If nil, every enabled server.
@@ -126,6 +129,9 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	for _, srv := range cfg.Servers() {
 		if opts.Want != nil && !opts.Want(srv.Name) {
 			continue
+		}
+		if srv.PassEnv == nil {
+			srv.PassEnv = opts.Env
 		}
 		first.Add(1)
 		s.wg.Add(1)

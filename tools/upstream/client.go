@@ -104,7 +104,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	switch r.Type {
 	case TypeStdio:
 		cmd = exec.Command(r.Command, r.Args...)
-		cmd.Env = minimalEnv(r.Env)
+		cmd.Env = minimalEnv(r.Env, s.PassEnv)
 		cmd.Dir = r.Cwd
 		// Kept, bounded, for connection errors; never printed (upstream
 		// logs are not ours to print) but with --verbose.
@@ -224,11 +224,15 @@ func (c *Conn) Close() error {
 // configuration that names sandcall itself cannot recurse.
 const NestedEnv = "SANDCALL_UPSTREAM_CHILD"
 
-// minimalEnv is PATH, HOME and LANG from sandcall's environment plus the
-// server's own env: secrets in sandcall's environment do not leak upstream.
-func minimalEnv(extra map[string]string) []string {
+// minimalEnv is PATH, HOME, LANG and the pass variables from sandcall's
+// environment plus the server's own env: other secrets in sandcall's
+// environment do not leak upstream.
+func minimalEnv(extra map[string]string, pass []string) []string {
 	env := []string{NestedEnv + "=1"}
-	for _, k := range []string{"PATH", "HOME", "LANG"} {
+	for _, k := range append([]string{"PATH", "HOME", "LANG"}, pass...) {
+		if k == NestedEnv || strings.ContainsAny(k, "=\x00") {
+			continue
+		}
 		if _, set := extra[k]; set {
 			continue
 		}

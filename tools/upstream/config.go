@@ -38,6 +38,11 @@ type Server struct {
 	URL     string
 	Headers map[string]string
 	Timeout time.Duration // never zero
+	// PassEnv names variables of sandcall's environment a stdio server
+	// gets as they are, beside PATH, HOME, LANG and its own env (set
+	// from sandcall.yaml's env_passthrough; Options.Env sets it for
+	// Attach). If nil, none.
+	PassEnv []string
 
 	// commands marks the header and env values ("headers.K", "env.K") that
 	// were written starting with "!": only those run. A variable whose value
