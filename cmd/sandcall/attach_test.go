@@ -408,3 +408,76 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 		t.Errorf("processes left after run: %v", left)
 	}
 }
+
+// TestServeSkipsItself: in the Claude Code layout the project's .mcp.json
+// lists sandcall itself (by its path, or as `go run ./cmd/sandcall serve`)
+// beside its upstreams. sandcall skips itself with a notice; with
+// --mcp-config it reads only its own file, so a server listed only in the
+// client's file is not started.
+func TestServeSkipsItself(t *testing.T) {
+	bins := installNPMServers(t)
+	mark := fmt.Sprintf("self-%d-%d", os.Getpid(), time.Now().UnixNano())
+	dir := hungProject(t, bins, mark) // memory and hung, in .mcp.json
+	clientOnly := mark + "-client"
+	t.Cleanup(func() {
+		for _, pid := range marked(clientOnly) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	shared := map[string]any{"mcpServers": map[string]any{
+		"sandcall": map[string]any{"command": bin, "args": []string{"serve"}},
+		"dev":      map[string]any{"command": "go", "args": []string{"run", "./cmd/sandcall", "serve"}},
+		"hung":     map[string]any{"command": "sh", "args": []string{"-c", "sleep 1000"}, "timeout": "2s", "env": map[string]any{markEnv: clientOnly}},
+	}}
+	b, _ := json.Marshal(shared)
+	own, _ := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	if err := os.MkdirAll(filepath.Join(dir, ".sandcall"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var ownCfg map[string]map[string]any
+	_ = json.Unmarshal(own, &ownCfg)
+	delete(ownCfg["mcpServers"], "hung")
+	ob, _ := json.Marshal(ownCfg)
+	if err := os.WriteFile(filepath.Join(dir, ".sandcall", "mcp.json"), ob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// tools list reads the shared file: itself skipped, with a notice.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc := exec.CommandContext(ctx, bin, "tools", "list")
+	lc.Dir = dir
+	out, _ := lc.CombinedOutput()
+	for _, want := range []string{`server "sandcall" (.mcp.json) is sandcall itself; skipped`, `server "dev" (.mcp.json) is sandcall itself; skipped`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tools list does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "sandcall_run_code") || strings.Contains(string(out), "dev_run_code") {
+		t.Errorf("sandcall listed its own tools:\n%s", out)
+	}
+	if !waitFor(20*time.Second, func() bool { return len(marked(clientOnly)) == 0 }) {
+		t.Errorf("tools list left the client-only server running: %v", marked(clientOnly))
+	}
+
+	// serve --mcp-config: only sandcall's own file.
+	cmd := exec.Command(bin, "serve", "--isolation", "inprocess", "--mcp-config", ".sandcall/mcp.json")
+	cmd.Dir = dir
+	stderr := new(syncBuffer)
+	cmd.Stderr = stderr
+	cs, exited := connect(t, ctx, cmd)
+	if !waitFor(90*time.Second, func() bool {
+		lt, err := cs.ListTools(ctx, nil)
+		return err == nil && slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == "memory_read_graph" })
+	}) {
+		t.Fatalf("memory_read_graph not listed\nstderr: %s", stderr.String())
+	}
+	if left := marked(clientOnly); len(left) > 0 {
+		t.Errorf("a server of the client's file was started: %v", left)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	assertAllGone(t, exited, mark, stderr)
+}

@@ -13,11 +13,11 @@ var builtinTools = []string{"run_code", "read_output", "search_tools", "describe
 
 // reservedNames says which tool names a local script may not take, and
 // why: the built-in tools, then the names of the upstream servers of the
-// project at root (every <server>_… name belongs to its server, so that a
+// project (every <server>_… name belongs to its server, so that a
 // script can never shadow a pinned upstream tool, whether the server is up
 // yet or not). Precedence: built-in, then upstream, then script.
-func reservedNames(root string) func(string) string {
-	cfg := upstream.Load(upstream.LoadConfig{Root: root})
+func reservedNames(lc upstream.LoadConfig) func(string) string {
+	cfg := upstream.Load(lc)
 	type owner struct{ prefix, server string }
 	var owners []owner
 	for _, en := range cfg.Entries {
@@ -49,4 +49,13 @@ func (c *common) passEnv() []string {
 		}
 	}
 	return out
+}
+
+// upstreamConfig says where serve and run read upstream servers: the
+// project's configs, or only the --mcp-config files.
+func (c *common) upstreamConfig() upstream.LoadConfig {
+	if len(c.mcpFiles) > 0 {
+		return upstream.LoadConfig{Root: ".", Files: c.mcpFiles, FilesOnly: true}
+	}
+	return upstream.LoadConfig{Root: "."}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // TestReservedNames: built-in tools, then the upstream servers' prefixes,
@@ -15,7 +17,7 @@ func TestReservedNames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := reservedNames(root)
+	r := reservedNames(upstream.LoadConfig{Root: root})
 	for name, want := range map[string]string{
 		"search_tools":      "built-in",
 		"describe_tools":    "built-in",

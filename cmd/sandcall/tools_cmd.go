@@ -17,6 +17,7 @@ import (
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 const toolsUsage = `Usage: sandcall tools check [--tools-dir D]
@@ -83,6 +84,7 @@ func (c *common) registerTools(fs *flag.FlagSet) {
 	fs.StringVar(&c.toolsDir, "tools-dir", "",
 		"directory of local script tools (default: "+local.DefaultDir+" in the working directory, if present); reloaded when it changes")
 	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
+	fs.Var(&c.mcpFiles, "mcp-config", "read upstream MCP servers from FILE only (repeatable), not from the project's .mcp.json and friends: a file only sandcall reads, when the client's config lists sandcall itself")
 	fs.Var(&c.envPass, "env", "pass the variable NAME of this environment to local script tools and stdio upstream servers (repeatable; adds to env_passthrough in the config file)")
 }
 
@@ -107,7 +109,7 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 		return ts
 	}
 	log := c.logger(os.Stderr)
-	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(".")})
+	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(c.upstreamConfig())})
 	for _, f := range fs {
 		if f.Reason != "" {
 			log.Warn("local tool skipped", "file", f.File, "reason", f.Reason, "line", f.Line)
@@ -160,7 +162,7 @@ func toolsCheck(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall tools check: no directory %s\n", d)
 		return exitFailure
 	}
-	set, finds := local.Load(local.Config{Dir: d, Reserved: reservedNames(".")})
+	set, finds := local.Load(local.Config{Dir: d, Reserved: reservedNames(upstream.LoadConfig{Root: "."})})
 	var ts []*tools.Tool
 	if *demoFlag {
 		ts = demo.Tools()
@@ -227,7 +229,7 @@ func toolsList(e *env, args []string) int {
 	}
 	var rows []toolRow
 	if d, ok := localDir(*dir); ok {
-		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler), Reserved: reservedNames(".")})
+		set, finds := local.Load(local.Config{Dir: d, Logger: slog.New(slog.DiscardHandler), Reserved: reservedNames(upstream.LoadConfig{Root: "."})})
 		collided := set.AddTo(cat)
 		for _, f := range append(finds, collided...) {
 			if f.Reason != "" {

@@ -43,7 +43,8 @@ type common struct {
 	// the program names).
 	needs func(server string) bool
 
-	envPass multiFlag // --env NAME
+	envPass  multiFlag // --env NAME
+	mcpFiles multiFlag // --mcp-config FILE
 
 	toolsDir     string
 	toolsTimeout time.Duration
@@ -217,7 +218,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		}
 		// serve attaches in the background: initialize is answered at
 		// once and tools appear (list_changed) as their servers come up.
-		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
+		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: c.upstreamConfig(), Logger: log, Pins: pins,
 			Background: !c.oneShot, Want: c.needs, Env: c.passEnv()})
 		c.closers = append(c.closers, set.Close)
 	}

@@ -130,6 +130,10 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 		if opts.Want != nil && !opts.Want(srv.Name) {
 			continue
 		}
+		if IsSelf(srv, "") {
+			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", srv.Name, srv.Source))
+			continue
+		}
 		if srv.PassEnv == nil {
 			srv.PassEnv = opts.Env
 		}

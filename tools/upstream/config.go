@@ -109,6 +109,10 @@ type LoadConfig struct {
 	Files []string
 	// LookupEnv resolves ${VAR}. If nil, os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// FilesOnly reads Files alone, not the project's configs: a file only
+	// sandcall reads (`serve --mcp-config`), when the project's .mcp.json
+	// is the client's and lists sandcall itself.
+	FilesOnly bool
 }
 
 type source struct {
@@ -132,12 +136,14 @@ func Load(cfg LoadConfig) *Config {
 	for _, f := range cfg.Files {
 		srcs = append(srcs, source{path: f, explicit: true})
 	}
-	srcs = append(srcs,
-		source{path: filepath.Join(root, ".cursor", "mcp.json"), key: "mcpServers"},
-		source{path: filepath.Join(root, ".vscode", "mcp.json"), key: "servers"},
-		source{path: filepath.Join(root, ".mcp.json"), key: "mcpServers"},
-		source{path: filepath.Join(root, "mcp.json"), key: "mcpServers"},
-	)
+	if !cfg.FilesOnly {
+		srcs = append(srcs,
+			source{path: filepath.Join(root, ".cursor", "mcp.json"), key: "mcpServers"},
+			source{path: filepath.Join(root, ".vscode", "mcp.json"), key: "servers"},
+			source{path: filepath.Join(root, ".mcp.json"), key: "mcpServers"},
+			source{path: filepath.Join(root, "mcp.json"), key: "mcpServers"},
+		)
+	}
 	c := &Config{}
 	byName := map[string]int{}
 	seenFile := map[string]bool{}
