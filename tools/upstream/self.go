@@ -8,8 +8,9 @@ import (
 )
 
 // IsSelf reports whether the stdio server s is sandcall itself: its
-// command is this process's executable (self; "" looks it up), a program
-// named sandcall run with "serve", or `go run` of sandcall's command. A
+// command is this process's executable (the same file as self; "" looks
+// it up), or `go run` of sandcall's command. Another copy of sandcall is
+// not itself (its own NestedEnv check keeps it from recursing). A
 // client's config that lists sandcall beside its upstreams (the natural
 // Claude Code layout) is read by sandcall too; connecting to itself would
 // put sandcall_run_code in the catalog and let programs start nested runs
@@ -27,13 +28,6 @@ func IsSelf(s *Server, self string) bool {
 			}
 		}
 		return false
-	}
-	if strings.TrimSuffix(base, ".exe") == "sandcall" {
-		for _, a := range s.Args {
-			if a == "serve" {
-				return true
-			}
-		}
 	}
 	if self == "" {
 		self, _ = os.Executable()
