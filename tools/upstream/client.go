@@ -610,6 +610,11 @@ func unwrap(server string, res *mcp.CallToolResult, wrapped bool) (json.RawMessa
 		}
 		return b, nil
 	}
+	if len(texts) < len(res.Content) {
+		// Images, audio, resources: the program gets every block as an
+		// object (content.go), text blocks included, in order.
+		return contentValue(server, res.Content)
+	}
 	if len(texts) == 0 {
 		return json.RawMessage("null"), nil
 	}
