@@ -307,7 +307,9 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	name := c.Server.Name
 	listed, errs, err := c.Tools(ctx)
 	if err != nil {
-		s.warn(fmt.Sprintf("server %q: listing tools: %v", name, err))
+		if s.ctx.Err() == nil { // not Close cutting a re-list short
+			s.warn(fmt.Sprintf("server %q: listing tools: %v", name, err))
+		}
 		return
 	}
 	for _, e := range errs {
