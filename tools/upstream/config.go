@@ -128,9 +128,16 @@ func Load(cfg LoadConfig) *Config {
 	if root == "" {
 		root = "."
 	}
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	envLookup := cfg.LookupEnv
+	if envLookup == nil {
+		envLookup = os.LookupEnv
+	}
+	wsFolder, _ := filepath.Abs(root)
+	lookup := func(name string) (string, bool) {
+		if name == "workspaceFolder" { // VS Code's ${workspaceFolder}
+			return wsFolder, true
+		}
+		return envLookup(name)
 	}
 	var srcs []source
 	for _, f := range cfg.Files {
@@ -186,6 +193,7 @@ func Load(cfg LoadConfig) *Config {
 // parseFile returns the server definitions of a config file, their names
 // in document order, and the top-level key that holds them.
 func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, string, error) {
+	data = stripJSONC(data) // VS Code's comments and trailing commas
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, "", fmt.Errorf("not a JSON object: %v", err)
@@ -242,6 +250,7 @@ type rawServer struct {
 	Headers map[string]string `json:"headers"`
 	Enabled *bool             `json:"enabled"`
 	Timeout json.RawMessage   `json:"timeout"`
+	EnvFile string            `json:"envFile"` // VS Code: KEY=VALUE lines
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`)
@@ -258,10 +267,12 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 	var r rawServer
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&r); err != nil {
-		return fail("%v", err)
+		return fail("%v", typeError(err))
 	}
 	if r.Type != "" {
 		e.Type = r.Type
+	} else if r.URL != "" && r.Command == "" {
+		e.Type = TypeHTTP // Cursor's {"url": …}: streamable HTTP
 	}
 	if r.Enabled != nil {
 		e.Enabled = *r.Enabled
@@ -324,6 +335,13 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 	s.commands = map[string]bool{}
 	s.Env, err = expandMap(r.Env, "env", x, s.commands)
 	add(err)
+	if r.EnvFile != "" {
+		f, err := x("envFile", r.EnvFile)
+		add(err)
+		if err == nil {
+			add(readEnvFile(f, lookup, &s.Env))
+		}
+	}
 	s.Headers, err = expandMap(r.Headers, "headers", x, s.commands)
 	add(err)
 	if len(errs) > 0 {
@@ -408,6 +426,10 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 			return "", fmt.Errorf("unterminated ${ in %q", s)
 		}
 		expr := rest[:j]
+		if in, ok := strings.CutPrefix(expr, "input:"); ok {
+			return "", fmt.Errorf("${input:%s} is one of VS Code's own inputs, which only VS Code can prompt for: put the value in an environment variable and write ${env:NAME} (or ${NAME})", in)
+		}
+		expr = strings.TrimPrefix(expr, "env:") // VS Code's ${env:NAME}
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if !varNameRE.MatchString(name) {
 			return "", fmt.Errorf("bad variable name %q in ${%s}", name, expr)

@@ -15,9 +15,20 @@ import (
 // Claude Code layout) is read by sandcall too; connecting to itself would
 // put sandcall_run_code in the catalog and let programs start nested runs
 // with fresh budgets, so such a server is skipped.
+//
+// A sandcall started with a flag that gives it a catalog of its own
+// (--demo, --tools-dir, --mcp-config) is a different tool set composed on
+// purpose, and is not itself.
 func IsSelf(s *Server, self string) bool {
 	if s == nil || s.Type != TypeStdio || s.Command == "" {
 		return false
+	}
+	for _, a := range s.Args {
+		for _, f := range []string{"-demo", "-tools-dir", "-mcp-config"} {
+			if a == f || a == "-"+f || strings.HasPrefix(a, f+"=") || strings.HasPrefix(a, "-"+f+"=") {
+				return false
+			}
+		}
 	}
 	base := filepath.Base(s.Command)
 	if base == "go" && len(s.Args) > 0 && s.Args[0] == "run" {
