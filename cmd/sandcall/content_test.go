@@ -72,3 +72,34 @@ return {img, links, ref};`
 		t.Errorf("no embedded resource with uri and text: %+v", got.Ref)
 	}
 }
+
+// TestUpstreamRoots: an upstream that asks for the client's roots (the npm
+// "everything" server's get_roots_list) gets the project root, where
+// sandcall runs, instead of an empty list.
+func TestUpstreamRoots(t *testing.T) {
+	bins := installNPMServers(t)
+	dir := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": filepath.Join(bins, "mcp-server-everything")}}})
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "prog.js")
+	if err := os.WriteFile(prog, []byte(`return await tools.everything_get_roots_list({});`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--isolation", "inprocess", prog)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if !bytes.Contains(out, []byte("URI: file://"+dir)) && !bytes.Contains(out, []byte("URI: file://"+real)) {
+		t.Errorf("the project root %s is not among the roots: %s", dir, out)
+	}
+}

@@ -149,6 +149,7 @@ func (c *Conn) dial(ctx context.Context) error {
 			}
 		}()
 	}
+	addProjectRoot(client)
 	sess, err := client.Connect(cctx, tr, nil)
 	close(connected)
 	if err != nil {
