@@ -210,6 +210,11 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	// retried in the background. Their tool definitions are pinned in
 	// .sandcall/pins.json (see tools_approve.go). Not in a sandcall that is
 	// itself an upstream of another: no recursion.
+	audit, err := c.auditLogger(os.Stderr)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
 	if os.Getenv(upstream.NestedEnv) == "" {
 		pins, err := upstream.OpenPins(upstream.DefaultPinFile, false)
 		if err != nil {
@@ -219,13 +224,8 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		// serve attaches in the background: initialize is answered at
 		// once and tools appear (list_changed) as their servers come up.
 		set := upstream.Attach(context.Background(), cat, upstream.Options{Config: c.upstreamConfig(), Logger: log, Pins: pins,
-			Background: !c.oneShot, Want: c.needs, Env: c.passEnv()})
+			Background: !c.oneShot, Want: c.needs, Env: c.passEnv(), Audit: audit})
 		c.closers = append(c.closers, set.Close)
-	}
-	audit, err := c.auditLogger(os.Stderr)
-	if err != nil {
-		closeAll() // the upstream servers already started
-		return nil, nil, err
 	}
 	bc := bindings.BrokerConfig{Catalog: cat, Logger: log, Audit: audit}
 	if c.metrics != nil {

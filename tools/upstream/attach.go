@@ -36,6 +36,10 @@ type Options struct {
 	// delays nothing. Set.Ready tells when every server's first attempt is
 	// over. If false, Attach waits for every first attempt (or ctx).
 	Background bool
+	// Audit, if set, receives an audit record (event "tool_disabled",
+	// with tool, server and reason) each time a tool is disabled because
+	// its definition changed since it was approved (a rug pull).
+	Audit *slog.Logger
 	// Env names variables of sandcall's environment passed on to every
 	// stdio server (Server.PassEnv). If nil, none.
 	Env []string
@@ -52,9 +56,10 @@ type Options struct {
 
 // Set is the connected upstream servers whose tools are in a catalog.
 type Set struct {
-	cat  *tools.Catalog
-	pins *Pins
-	log  *slog.Logger
+	cat   *tools.Catalog
+	pins  *Pins
+	log   *slog.Logger
+	audit *slog.Logger // nil: no audit records
 
 	ctx        context.Context // done on Close: stops the supervisors
 	cancel     context.CancelFunc
@@ -100,7 +105,7 @@ func (s *Set) Warnings() []string {
 // E_TOOL_FAILED. With a pin file, an approval written by another process
 // is picked up within Options.PinPoll.
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
-	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger,
+	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger, audit: opts.Audit,
 		conns: map[string]*Conn{}, added: map[string]map[string]string{}, warned: map[string]bool{},
 		disabled:   map[string]string{},
 		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
@@ -368,10 +373,23 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 			delete(s.disabled, tn)
 		}
 	}
+	var newly []string
 	for tn := range disabled {
+		if _, was := s.disabled[tn]; !was {
+			newly = append(newly, tn)
+		}
 		s.disabled[tn] = name
 	}
 	s.mu.Unlock()
+	if s.audit != nil {
+		sort.Strings(newly)
+		for _, tn := range newly {
+			s.audit.LogAttrs(context.Background(), slog.LevelInfo, "tool_disabled",
+				slog.String("tool", tn), slog.String("server", name),
+				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, tn)),
+				slog.String("listed", shortHash(defs[tn])))
+		}
+	}
 	if len(remove) == 0 && len(add) == 0 {
 		return
 	}
@@ -457,3 +475,11 @@ func (s *Set) pid(server string) int {
 	}
 	return c.pid()
 }
+
+// short is the first 12 hex digits of the pinned hash of name, or "".
+func short(p *Pins, name string) string {
+	h, _ := p.Hash(name)
+	return shortHash(h)
+}
+
+func shortHash(h string) string { return h[:min(12, len(h))] }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -106,4 +109,57 @@ func BenchmarkAttachLargeServer(b *testing.B) {
 		set.Close()
 		b.StartTimer()
 	}
+}
+
+// TestRugPullAudited: a tool disabled because its definition changed since
+// it was approved is an audit record (once), not only a log line.
+func TestRugPullAudited(t *testing.T) {
+	ts := httptest.NewServer(authHandler(newUpstream()))
+	defer ts.Close()
+	root := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{
+		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + goodToken}}}})
+	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pins := &Pins{}
+	if _, err := pins.Pin("up_echo", strings.Repeat("0", 64)); err != nil { // approved long ago, differently
+		t.Fatal(err)
+	}
+	var buf syncBuf
+	audit := slog.New(slog.NewJSONHandler(&buf, nil))
+	cat, _ := tools.NewCatalog()
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root}, Pins: pins, Audit: audit})
+	set.Refresh(context.Background()) // a second listing: no second record
+	set.Close()
+	if _, ok := cat.Lookup("up_echo"); ok {
+		t.Fatal("the changed tool is in the catalog")
+	}
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "tool_disabled" {
+			recs = append(recs, m)
+		}
+	}
+	if len(recs) != 1 || recs[0]["tool"] != "up_echo" || recs[0]["server"] != "up" || recs[0]["pinned"] != "000000000000" {
+		t.Fatalf("audit records: %v\n%s", recs, buf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
