@@ -404,8 +404,8 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 			t.Errorf("server %s started: %v, want %v", name, got, want)
 		}
 	}
-	if left := marked(mark); len(left) > 0 {
-		t.Errorf("processes left after run: %v", left)
+	if !waitFor(20*time.Second, func() bool { return len(marked(mark)) == 0 }) {
+		t.Errorf("processes left after run: %v", marked(mark))
 	}
 }
 
