@@ -54,3 +54,8 @@ var ErrApprovalUnsupported = errors.New("the client cannot ask a person for appr
 func argsSummary(args json.RawMessage) string {
 	return sandbox.Cap(Visible(string(RedactJSON(args))), MaxArgsSummaryBytes)
 }
+
+// timedOut wraps the E_TOOL_DENIED error of an approval that nobody gave
+// or refused within the approval timeout, so that the call is audited as
+// "approval_timeout", not "declined"; the broker unwraps it.
+type timedOut struct{ error }

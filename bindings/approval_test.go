@@ -103,7 +103,7 @@ func TestApproval(t *testing.T) {
 		{"decline", answer(false, nil), true, "Do not retry", "declined"},
 		{"error", answer(false, errors.New("transport closed")), true, "Try again", "declined"},
 		{"unsupported", answer(false, ErrApprovalUnsupported), true, "does not support elicitation", "declined"},
-		{"timeout", slow, true, "watch for the approval prompt", "declined"},
+		{"timeout", slow, true, "watch for the approval prompt", "approval_timeout"},
 		{"panic", boom, true, "Try again", "declined"},
 		{"nobody", nil, true, "supports elicitation", "declined"},
 	} {

@@ -450,6 +450,10 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if d.RequireApproval {
 		if err := r.approve(ctx, info, d); err != nil {
 			rec.decision = "declined"
+			if t, ok := err.(timedOut); ok {
+				rec.decision = "approval_timeout" // nobody answered: not a decline
+				err = t.error
+			}
 			return nil, err
 		}
 		rec.decision = "approved"
@@ -801,8 +805,8 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 	case ctx.Err() != nil:
 		return sandbox.AsError(ctx.Err(), sandbox.ECancelled)
 	case actx.Err() != nil:
-		return deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.approval),
-			"Ask the user to watch for the approval prompt, then try again.")
+		return timedOut{deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.approval),
+			"Ask the user to watch for the approval prompt, then try again.")}
 	case err != nil:
 		r.b.log.Warn("approval failed; denying", "tool", name, "err", err.Error())
 		return deny("the approval of the call to "+name+" could not be obtained", "Try again, or ask the user to make this call.")

@@ -218,6 +218,9 @@ func toolDoc(t *tools.Tool, l level) string {
 	if e := effects(t.Effects); e != "" {
 		lines = append(lines, "", e)
 	}
+	if t.DirectRaw && t.OutputSchema == nil {
+		lines = append(lines, "", mcpReturns)
+	}
 	for i, ex := range t.Examples {
 		if i == MaxExamples {
 			break
@@ -939,3 +942,10 @@ func briefItem(s *jsonschema.Schema) string {
 	}
 	return "{…}"
 }
+// mcpReturns documents what a program gets from an upstream MCP tool
+// without an output schema (see package upstream's Content).
+const mcpReturns = `@returns the tool's text (parsed when it is JSON); when the answer also holds ` +
+	`images, audio or resources, an array of its blocks in order: ` +
+	`({type: "text"; text: string} | {type: "image" | "audio"; mimeType: string; data: string /* base64 */} | ` +
+	`{type: "resource"; uri: string; mimeType?: string; text?: string; data?: string} | ` +
+	`{type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string})[]`

@@ -68,8 +68,12 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 			ctx, cancel = context.WithTimeout(ctx, snapshotAttachTimeout)
 			defer cancel()
 		}
-		set = upstream.Attach(ctx, cat, upstream.Options{Config: upstream.LoadConfig{Root: "."}, Logger: log, Pins: pins,
-			Trusted: serverTrust(c.trustProject, ".")})
+		// serve attaches in the background: initialize is answered at
+		// once and tools appear (list_changed) as their servers come up;
+		// run starts only the servers its program names (c.needs).
+		set = upstream.Attach(ctx, cat, upstream.Options{Config: c.upstreamConfig(), Logger: log, Pins: pins,
+			Trusted: serverTrust(c.trustProject, "."), Background: mode == live && !c.oneShot, Want: c.needs,
+			Env: c.passEnv(), Audit: bc.Audit})
 		c.closers = append(c.closers, set.Close)
 	}
 	bc.Catalog = cat

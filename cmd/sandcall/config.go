@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -60,6 +61,11 @@ type fileConfig struct {
 	// replica naming it serves the same read_output refs, counts the same
 	// rate-limit buckets and knows the same uploaded modules.
 	Store string `yaml:"store"`
+	// EnvPassthrough names variables of sandcall's environment passed on,
+	// as they are, to local script tools and stdio upstream servers (a
+	// token exported by the developer's shell or .envrc). Only these:
+	// never the whole environment. --env adds more.
+	EnvPassthrough []string `yaml:"env_passthrough"`
 
 	dir string
 	// parsed durations
@@ -138,6 +144,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	if c.Principal != nil && c.Principal.ID == "" {
 		return nil, bad("principal.id is required")
 	}
+	for i, name := range c.EnvPassthrough {
+		if !envNameRE.MatchString(name) {
+			return nil, bad("env_passthrough[%d]: %q is not a variable name (want letters, digits and _, not starting with a digit)", i, name)
+		}
+	}
 	for i, t := range c.Auth.Tokens {
 		if t.Principal == "" {
 			return nil, bad("auth.tokens[%d].principal is required", i)
@@ -189,3 +200,6 @@ func (c *fileConfig) tokens() []mcpserver.Token {
 	}
 	return out
 }
+
+// envNameRE matches an environment variable name.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 const runExamples = `  # run a file against the demo tools; the result is printed as JSON, logs go to stderr
@@ -96,6 +97,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 
 	log := c.logger(e.stderr)
 	c.oneShot = true
+	c.needs = namedServers(src)
 	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)
@@ -188,4 +190,15 @@ func readProgram(e *env, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: the program is larger than %d bytes", name, maxProgramFile-1)
 	}
 	return b, nil
+}
+
+// namedServers picks the upstream servers a program names: those whose
+// catalog prefix (<server>_, as in memory_read_graph) appears in its source
+// or module. `sandcall run` starts only these, not every configured server;
+// a program that builds tool names at run time must spell the prefix out
+// somewhere (a comment will do).
+func namedServers(src []byte) func(server string) bool {
+	return func(server string) bool {
+		return bytes.Contains(src, []byte(upstream.ToolPrefix(server)))
+	}
 }

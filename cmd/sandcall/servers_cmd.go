@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -21,6 +22,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 	root := fs.String("root", ".", "project root searched for MCP configs")
 	var files multiFlag
 	fs.Var(&files, "config-file", "an MCP config file read before the project's (repeatable)")
+	verbose := fs.Bool("verbose", false, "test: stream the server's stderr to stderr as it comes")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -94,7 +96,11 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		if perr != nil {
 			fmt.Fprintf(e.stderr, "warning: %v\n", perr)
 		}
-		c, err := upstream.Connect(ctx, en.Server)
+		var tee io.Writer
+		if *verbose {
+			tee = e.stderr
+		}
+		c, err := upstream.Dial(ctx, en.Server, tee)
 		if err == nil {
 			defer c.Close()
 			var listed []upstream.Listed

@@ -15,6 +15,7 @@ import (
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 const toolsUsage = `Usage: sandcall tools check [--tools-dir D]
@@ -83,6 +84,8 @@ func (c *common) registerTools(fs *flag.FlagSet) {
 	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
 	fs.BoolVar(&c.trustProject, "trust-project", false,
 		"start the project's MCP servers and use its "+local.DefaultDir+" scripts without 'sandcall servers trust' (CI, a checkout you own)")
+	fs.Var(&c.mcpFiles, "mcp-config", "read upstream MCP servers from FILE only (repeatable), not from the project's .mcp.json and friends: a file only sandcall reads, when the client's config lists sandcall itself")
+	fs.Var(&c.envPass, "env", "pass the variable NAME of this environment to local script tools and stdio upstream servers (repeatable; adds to env_passthrough in the config file)")
 }
 
 // localDir returns the local tools directory and whether there is one: dir
@@ -106,7 +109,8 @@ func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
 		return ts
 	}
 	log := c.logger(os.Stderr)
-	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Trusted: scriptTrust(c.trustProject, c.toolsDir != "")})
+	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(c.upstreamConfig()),
+		Trusted: scriptTrust(c.trustProject, c.toolsDir != "")})
 	c.localFinds = fs
 	for _, f := range fs {
 		if f.Reason != "" {
@@ -161,7 +165,7 @@ func toolsCheck(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall tools check: no directory %s\n", d)
 		return exitFailure
 	}
-	set, finds := local.Load(local.Config{Dir: d})
+	set, finds := local.Load(local.Config{Dir: d, Reserved: reservedNames(upstream.LoadConfig{Root: "."})})
 	var ts []*tools.Tool
 	if *demoFlag {
 		ts = demo.Tools()

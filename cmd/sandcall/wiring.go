@@ -48,6 +48,13 @@ type common struct {
 	audit       string
 
 	// Local script tools (tools_cmd.go).
+	// needs, if set, picks the upstream servers to start (run: those
+	// the program names).
+	needs func(server string) bool
+
+	envPass  multiFlag // --env NAME
+	mcpFiles multiFlag // --mcp-config FILE
+
 	toolsDir     string
 	trustProject bool // --trust-project: the project's servers and scripts run untrusted (trust.go)
 	toolsTimeout time.Duration
@@ -164,6 +171,11 @@ func (c *common) check() string {
 	}
 	if c.timeout <= 0 || c.timeout > sandbox.MaxTimeout {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
+	}
+	for _, n := range c.envPass {
+		if !envNameRE.MatchString(n) {
+			return fmt.Sprintf("--env %q: want a variable name (letters, digits and _)", n)
+		}
 	}
 	if _, ok := parseLevel(c.logLevel); !ok {
 		return fmt.Sprintf("unknown --log-level %q: want debug, info, warn or error", c.logLevel)

@@ -35,6 +35,12 @@ type Header struct {
 	Description string
 	Line        int // 1-based line of the @description tag
 	Params      []Param
+	// Effects declared by @readonly, @destructive and @idempotent tags
+	// (each alone on its line); they reach the policy as the tool's
+	// effects. @readonly with @destructive is an error.
+	ReadOnly, Destructive, Idempotent bool
+	// EffectsLine is the line of the last effect tag; 0 if none.
+	EffectsLine int
 }
 
 // HeaderError is a malformed header line.
@@ -61,6 +67,9 @@ var (
 //
 //	@description text          the tool's description
 //	@param [*]name type text   a parameter; '*' marks it required
+//	@readonly                  the tool changes nothing
+//	@destructive               the tool may destroy or overwrite data
+//	@idempotent                calling it twice does what calling it once does
 //
 // A comment line without a tag continues the previous @description or
 // @param; an empty comment line or another tag ends the continuation.
@@ -130,6 +139,12 @@ lines:
 			seen[key] = n
 			h.Params = append(h.Params, p)
 			cont = len(h.Params)
+		case tagIs(s, "@readonly"), tagIs(s, "@read-only"):
+			h.ReadOnly, h.EffectsLine, cont = true, n, 0
+		case tagIs(s, "@destructive"):
+			h.Destructive, h.EffectsLine, cont = true, n, 0
+		case tagIs(s, "@idempotent"):
+			h.Idempotent, h.EffectsLine, cont = true, n, 0
 		case s[0] == '@':
 			cont = 0 // an unknown tag
 		case cont == continuationSentinel:
@@ -145,6 +160,9 @@ lines:
 	}
 	for i := range h.Params {
 		h.Params[i].Description = clean(h.Params[i].Description, MaxParamDescBytes)
+	}
+	if h.ReadOnly && h.Destructive {
+		return Header{}, &HeaderError{Line: h.EffectsLine, Msg: "@readonly and @destructive contradict each other: keep one"}
 	}
 	return h, nil
 }

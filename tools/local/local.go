@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/sandcall/sandcall/tools"
 )
@@ -45,6 +47,15 @@ type Config struct {
 	// MaxStderr caps the stderr kept from a call; the rest is dropped and
 	// the text ends with "…[truncated]". If zero, DefaultMaxStderr.
 	MaxStderr int
+	// Env names variables of sandcall's environment passed on to every
+	// script as they are (a token from the developer's shell, say); no
+	// other variable is, beyond the fixed allow-list. If nil, none.
+	Env []string
+	// Reserved, if set, tells whether a script may take a tool name: it
+	// returns why not ("" if it may). A reserved name is skipped with a
+	// collision finding whatever the catalog holds at the time, so that
+	// built-in tools and upstream servers' tools always win over scripts.
+	Reserved func(name string) string
 	// Report receives findings made while watching (skipped files,
 	// collisions, reloads). If nil, they are logged with Logger.
 	Report func(Finding)
@@ -75,7 +86,7 @@ func (f Finding) String() string {
 	if f.Reason == "" {
 		return "ok " + f.Tool
 	}
-	s := "skip " + f.File + ": " + f.Reason
+	s := "skip " + quoteName(f.File) + ": " + f.Reason
 	if f.Line > 0 {
 		s += fmt.Sprintf(" (line %d)", f.Line)
 	}
@@ -307,11 +318,21 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 	case strings.Contains(file, "."):
 		f.Reason = "a dot in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (drop the extension; the #! line picks the interpreter)"
 		return nil, f
+	case strings.Contains(file, "-") && toolNameRE.MatchString(strings.ReplaceAll(file, "-", "_")):
+		fixed := strings.ReplaceAll(file, "-", "_")
+		f.Reason = fmt.Sprintf("a hyphen in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (rename it to %s)", fixed)
+		return nil, f
 	case !toolNameRE.MatchString(file):
 		f.Reason = "the name is not a tool name: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
 		return nil, f
 	}
 	f.Tool = file
+	if s.cfg.Reserved != nil {
+		if why := s.cfg.Reserved(file); why != "" {
+			f.Reason = "collision: " + why
+			return nil, f
+		}
+	}
 	if mode&0o111 == 0 {
 		f.Reason = "not executable (chmod +x it)"
 		return nil, f
@@ -332,6 +353,15 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 		f.Reason = "cannot be read"
 		return nil, f
 	}
+	switch {
+	case !bytes.HasPrefix(src, []byte("#!")):
+		f.Reason = "no #! line: the system cannot run it (start it with #!/bin/sh, #!/usr/bin/env python3, …)"
+		return nil, f
+	case bytes.Contains(firstLine(src), []byte("\r")):
+		f.Reason = "CRLF line endings: the #! line names an interpreter ending in \\r, which does not exist (convert with dos2unix or sed -i 's/\\r$//')"
+		f.Line = 1
+		return nil, f
+	}
 	h, err := ParseHeader(src)
 	if err != nil {
 		he := err.(*HeaderError)
@@ -349,6 +379,7 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 		Name:        file,
 		Description: h.Description,
 		InputSchema: schema,
+		Effects:     tools.Effects{ReadOnly: h.ReadOnly, Destructive: h.Destructive, Idempotent: h.Idempotent},
 		Source:      "local",
 		Pos:         fmt.Sprintf("%s:%d", path, h.Line),
 		Handler:     sc.call,
@@ -394,4 +425,24 @@ func sortedKeys(m map[string]entry) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// firstLine is src up to its first newline.
+func firstLine(src []byte) []byte {
+	if i := bytes.IndexByte(src, '\n'); i >= 0 {
+		return src[:i]
+	}
+	return src
+}
+
+// quoteName is a file name as it can be printed: quoted with escapes
+// (strconv.Quote) when it holds anything but printable characters and no
+// spaces, so that a name cannot hide itself or forge a line of output.
+func quoteName(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }

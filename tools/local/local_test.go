@@ -44,7 +44,7 @@ func TestLoadFindings(t *testing.T) {
 		got = append(got, f.String())
 	}
 	want := []string{
-		"skip bad-name: the name is not a tool name",
+		"skip bad-name: a hyphen in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (rename it to bad_name)",
 		"skip badparam: parameter x: unknown type \"strng\"",
 		"ok good",
 		"skip has.dot: a dot in the name",

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -138,7 +139,15 @@ func (s *script) environ(args json.RawMessage) ([]string, error) {
 			env = append(env, "PATH="+defaultPath)
 		}
 	}
-	env = append(env, "SANDCALL_WORKDIR="+s.cfg.Root, "SANDCALL_TOOL_NAME="+s.name)
+	for _, k := range s.cfg.Env {
+		if v, ok := os.LookupEnv(k); ok && !slices.Contains(envAllow, k) {
+			env = append(env, k+"="+v)
+		}
+	}
+	// The .agents/tools convention's names beside sandcall's own: its
+	// scripts start with cd "$OCTOMIND_WORKDIR" under set -u.
+	env = append(env, "SANDCALL_WORKDIR="+s.cfg.Root, "SANDCALL_TOOL_NAME="+s.name,
+		"OCTOMIND_WORKDIR="+s.cfg.Root, "OCTOMIND_TOOL_NAME="+s.name)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, tools.ArgError("", "the arguments are not a JSON object", "Pass the arguments as one JSON object.")

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,23 @@ type Options struct {
 	// after each failed attempt up to ReconnectMax (default 30s), and each
 	// wait is jittered down by up to half.
 	ReconnectMin, ReconnectMax time.Duration
+	// Background makes Attach return at once: every server is connected,
+	// and its tools added to the catalog, in the background as it comes up
+	// (the catalog's OnChange tells when), so that a slow or hung server
+	// delays nothing. Set.Ready tells when every server's first attempt is
+	// over. If false, Attach waits for every first attempt (or ctx).
+	Background bool
+	// Audit, if set, receives an audit record (event "tool_disabled",
+	// with tool, server and reason) each time a tool is disabled because
+	// its definition changed since it was approved (a rug pull).
+	Audit *slog.Logger
+	// Env names variables of sandcall's environment passed on to every
+	// stdio server (Server.PassEnv). If nil, none.
+	Env []string
+	// Want, if set, picks the servers to connect to by name: the others
+	// are neither started nor dialled (`sandcall run` starts only those a
+	// program names). If nil, every enabled server.
+	Want func(server string) bool
 	// PinPoll is how often a pin file is checked for changes (an approval
 	// by `sandcall tools approve` in another process); when it changed,
 	// every server's tools are listed again. If zero, 1s. Pins in memory
@@ -42,9 +60,10 @@ type Options struct {
 
 // Set is the connected upstream servers whose tools are in a catalog.
 type Set struct {
-	cat  *tools.Catalog
-	pins *Pins
-	log  *slog.Logger
+	cat   *tools.Catalog
+	pins  *Pins
+	log   *slog.Logger
+	audit *slog.Logger // nil: no audit records
 
 	ctx        context.Context // done on Close: stops the supervisors
 	cancel     context.CancelFunc
@@ -52,6 +71,8 @@ type Set struct {
 	refreshMu  sync.Mutex     // serializes refresh
 	minBackoff time.Duration
 	maxBackoff time.Duration
+
+	ready chan struct{} // closed when every server's first attempt is over
 
 	mu       sync.Mutex
 	conns    map[string]*Conn             // server name → live connection
@@ -72,7 +93,9 @@ func (s *Set) Warnings() []string {
 }
 
 // Attach loads the upstream server configs, connects to every enabled
-// server, and adds their tools to cat. A server that fails to load, and a
+// server (all at once, each in its own goroutine), and adds their tools to
+// cat; with Options.Background it returns before any has answered. A
+// server that fails to load, and a
 // tool that cannot be added, is skipped with a warning; the others still
 // load. Close the Set to stop the servers.
 //
@@ -86,7 +109,7 @@ func (s *Set) Warnings() []string {
 // E_TOOL_FAILED. With a pin file, an approval written by another process
 // is picked up within Options.PinPoll.
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
-	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger,
+	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger, audit: opts.Audit,
 		conns: map[string]*Conn{}, added: map[string]map[string]string{}, warned: map[string]bool{},
 		disabled:   map[string]string{},
 		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
@@ -108,29 +131,36 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	for _, w := range cfg.Warnings {
 		s.warn(w)
 	}
-	var wg sync.WaitGroup
+	// Every server is dialled by its own supervisor under s.ctx, so that
+	// Close (on a signal, say) stops a dial in progress and its child.
+	s.ready = make(chan struct{})
+	var first sync.WaitGroup
 	for _, srv := range cfg.Servers() {
+		if opts.Want != nil && !opts.Want(srv.Name) {
+			continue
+		}
 		if e, _ := cfg.Lookup(srv.Name); opts.Trusted != nil && !opts.Trusted(e) {
 			s.warn(UntrustedMessage(srv))
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := newConn(srv)
-			up := true
-			if err := c.dial(ctx); err != nil {
-				s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", srv.Name, err))
-				up = false
-			} else {
-				s.track(c)
-				s.refresh(ctx, c)
-			}
-			s.wg.Add(1)
-			go s.supervise(c, up)
-		}()
+		if IsSelf(srv, "") {
+			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", srv.Name, srv.Source))
+			continue
+		}
+		if srv.PassEnv == nil {
+			srv.PassEnv = opts.Env
+		}
+		first.Add(1)
+		s.wg.Add(1)
+		go s.supervise(newConn(srv), first.Done)
 	}
-	wg.Wait()
+	go func() { first.Wait(); close(s.ready) }()
+	if !opts.Background {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+		}
+	}
 	if s.pins.Path() != "" {
 		every := opts.PinPoll
 		if every <= 0 {
@@ -149,13 +179,30 @@ func (s *Set) track(c *Conn) {
 	s.mu.Unlock()
 }
 
-// supervise connects c while it is down (up false) with backoff, then
-// re-lists its tools when the server says they changed, and reconnects
-// when its session drops, until Close.
-func (s *Set) supervise(c *Conn, up bool) {
+// Ready is closed when every server's first connection attempt is over:
+// it came up and its tools were listed, or it failed (and is retried in
+// the background).
+func (s *Set) Ready() <-chan struct{} { return s.ready }
+
+// supervise dials c once at once, calling firstDone when that attempt is
+// over, then connects c while it is down with backoff, re-lists its tools
+// when the server says they changed, and reconnects when its session
+// drops, until Close.
+func (s *Set) supervise(c *Conn, firstDone func()) {
 	defer s.wg.Done()
 	defer c.Close()
 	name := c.Server.Name
+	up := true
+	if err := c.dial(s.ctx); err != nil {
+		if s.ctx.Err() == nil {
+			s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", name, err))
+		}
+		up = false
+	} else {
+		s.track(c)
+		s.refresh(s.ctx, c)
+	}
+	firstDone()
 	for {
 		if !up {
 			if !s.reconnect(c) {
@@ -183,7 +230,7 @@ func (s *Set) supervise(c *Conn, up bool) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("upstream: connection lost; reconnecting", "server", name)
+		s.log.Warn("upstream: connection lost; reconnecting", "server", name, "stderr", strings.Join(c.StderrTail(), "\n"))
 	}
 }
 
@@ -273,7 +320,9 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	name := c.Server.Name
 	listed, errs, err := c.Tools(ctx)
 	if err != nil {
-		s.warn(fmt.Sprintf("server %q: listing tools: %v", name, err))
+		if s.ctx.Err() == nil { // not Close cutting a re-list short
+			s.warn(fmt.Sprintf("server %q: listing tools: %v", name, err))
+		}
 		return
 	}
 	for _, e := range errs {
@@ -286,13 +335,19 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	disabled := map[string]bool{}
 	var add []*tools.Tool
 	scratch, _ := tools.NewCatalog()
+	// One check of the whole list: a first sight of 5,000 tools is one
+	// write of the pin file, not 5,000.
+	defs := make(map[string]string, len(listed))
+	for _, l := range listed {
+		defs[l.Tool.Name] = l.Hash
+	}
+	oks, perr := s.pins.CheckAll(defs)
+	if perr != nil {
+		s.warn(perr.Error())
+	}
 	for _, l := range listed {
 		tn := l.Tool.Name
-		ok, perr := s.pins.Check(tn, l.Hash)
-		if perr != nil {
-			s.warn(perr.Error())
-		}
-		if !ok {
+		if !oks[tn] {
 			disabled[tn] = true
 			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", name, tn, tn))
 			continue
@@ -326,10 +381,23 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 			delete(s.disabled, tn)
 		}
 	}
+	var newly []string
 	for tn := range disabled {
+		if _, was := s.disabled[tn]; !was {
+			newly = append(newly, tn)
+		}
 		s.disabled[tn] = name
 	}
 	s.mu.Unlock()
+	if s.audit != nil {
+		sort.Strings(newly)
+		for _, tn := range newly {
+			s.audit.LogAttrs(context.Background(), slog.LevelInfo, "tool_disabled",
+				slog.String("tool", tn), slog.String("server", name),
+				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, tn)),
+				slog.String("listed", shortHash(defs[tn])))
+		}
+	}
 	if len(remove) == 0 && len(add) == 0 {
 		return
 	}
@@ -396,9 +464,12 @@ func (s *Set) Close() {
 	conns := s.conns
 	s.conns = map[string]*Conn{}
 	s.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
+	var wg sync.WaitGroup
+	for _, c := range conns { // in parallel: each may take closeGrace
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
 	}
+	wg.Wait()
 	s.wg.Wait()
 }
 
@@ -412,3 +483,11 @@ func (s *Set) pid(server string) int {
 	}
 	return c.pid()
 }
+
+// short is the first 12 hex digits of the pinned hash of name, or "".
+func short(p *Pins, name string) string {
+	h, _ := p.Hash(name)
+	return shortHash(h)
+}
+
+func shortHash(h string) string { return h[:min(12, len(h))] }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +42,9 @@ type Conn struct {
 	cmd    *exec.Cmd          // stdio servers only
 	closed bool
 
+	// stderr keeps the end of a stdio server's stderr (stderr.go).
+	stderr *stderrRing
+
 	// listChanged receives (without blocking, coalesced) when the server
 	// sends notifications/tools/list_changed.
 	listChanged chan struct{}
@@ -51,8 +55,18 @@ type Conn struct {
 // A server that refuses the credentials fails with an error wrapping
 // ErrUnauthorized (HTTP 401) or ErrForbidden (HTTP 403); one that does not
 // answer in time, with one wrapping context.DeadlineExceeded.
+// A stdio server's connection error ends with the last lines of its
+// stderr.
 func Connect(ctx context.Context, s *Server) (*Conn, error) {
+	return Dial(ctx, s, nil)
+}
+
+// Dial is Connect that also copies everything a stdio server writes to its
+// stderr to w as it comes, if w is not nil (`sandcall servers test
+// --verbose`).
+func Dial(ctx context.Context, s *Server, w io.Writer) (*Conn, error) {
 	c := newConn(s)
+	c.stderr.tee = w
 	if err := c.dial(ctx); err != nil {
 		return nil, err
 	}
@@ -60,7 +74,7 @@ func Connect(ctx context.Context, s *Server) (*Conn, error) {
 }
 
 func newConn(s *Server) *Conn {
-	return &Conn{Server: s, listChanged: make(chan struct{}, 1)}
+	return &Conn{Server: s, listChanged: make(chan struct{}, 1), stderr: &stderrRing{}}
 }
 
 // Errors of a connection an HTTP or SSE server refused.
@@ -84,14 +98,24 @@ func (c *Conn) dial(ctx context.Context) error {
 		tr  mcp.Transport
 		cmd *exec.Cmd
 		st  *originTransport
+		pt  *procTransport
 	)
 	switch r.Type {
 	case TypeStdio:
 		cmd = exec.Command(r.Command, r.Args...)
-		cmd.Env = minimalEnv(r.Env)
+		cmd.Env = minimalEnv(r.Env, s.PassEnv)
 		cmd.Dir = r.Cwd
-		cmd.Stderr = nil // discarded: upstream logs are not ours to print
-		tr = &mcp.CommandTransport{Command: cmd}
+		// Kept, bounded, for connection errors; never printed (upstream
+		// logs are not ours to print) but with --verbose.
+		c.stderr.reset()
+		cmd.Stderr = c.stderr
+		// A child of the server that keeps the stderr pipe open must
+		// not hold Wait.
+		cmd.WaitDelay = 2 * closeGrace
+		childAttr(cmd)
+		pt = &procTransport{CommandTransport: mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * closeGrace}}
+		tr = pt // Close stops the server's group itself (stopServer)
+
 	case TypeHTTP:
 		if st, err = newOriginTransport(http.DefaultTransport, r.URL, r.Headers, r.FollowRedirects); err != nil {
 			return err
@@ -115,11 +139,26 @@ func (c *Conn) dial(ctx context.Context) error {
 			}
 		},
 	})
+	connected := make(chan struct{})
+	if pt != nil {
+		// A server stuck in its handshake is killed as soon as the dial is
+		// given up (its timeout, Close, a signal), not after a grace
+		// period: it has answered nothing worth waiting for.
+		go func() {
+			select {
+			case <-cctx.Done():
+				pt.kill()
+			case <-connected:
+			}
+		}()
+	}
+	addProjectRoot(client)
 	sess, err := client.Connect(cctx, tr, nil)
+	close(connected)
 	if err != nil {
-		if cmd != nil && cmd.Process != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+		if pt != nil {
+			pt.kill()
+			_ = cmd.Wait() // reaps it, if the SDK has not
 		}
 		if st != nil {
 			switch st.refused.Load() {
@@ -130,7 +169,10 @@ func (c *Conn) dial(ctx context.Context) error {
 			}
 		}
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
+			err = fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
+		}
+		if cmd != nil {
+			return c.stderr.withStderr(err)
 		}
 		return err
 	}
@@ -172,7 +214,13 @@ func (c *Conn) Close() error {
 	if sess == nil || was {
 		return nil
 	}
-	return sess.Close()
+	c.mu.Lock()
+	cmd := c.cmd
+	c.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return sess.Close()
+	}
+	return stopServer(sess, cmd.Process.Pid)
 }
 
 // NestedEnv is set in the environment of every stdio upstream server. A
@@ -180,11 +228,15 @@ func (c *Conn) Close() error {
 // configuration that names sandcall itself cannot recurse.
 const NestedEnv = "SANDCALL_UPSTREAM_CHILD"
 
-// minimalEnv is PATH, HOME and LANG from sandcall's environment plus the
-// server's own env: secrets in sandcall's environment do not leak upstream.
-func minimalEnv(extra map[string]string) []string {
+// minimalEnv is PATH, HOME, LANG and the pass variables from sandcall's
+// environment plus the server's own env: other secrets in sandcall's
+// environment do not leak upstream.
+func minimalEnv(extra map[string]string, pass []string) []string {
 	env := []string{NestedEnv + "=1"}
-	for _, k := range []string{"PATH", "HOME", "LANG"} {
+	for _, k := range append([]string{"PATH", "HOME", "LANG"}, pass...) {
+		if k == NestedEnv || strings.ContainsAny(k, "=\x00") {
+			continue
+		}
 		if _, set := extra[k]; set {
 			continue
 		}
@@ -258,21 +310,29 @@ func (c *Conn) Tools(ctx context.Context) (out []Listed, errs []error, err error
 }
 
 func (c *Conn) convert(name string, ut *mcp.Tool) (Listed, error) {
+	// The input schema is encoded once, for the hash and for parsing: a
+	// server of thousands of tools attaches in half the time.
+	rawIn, err := json.Marshal(ut.InputSchema)
+	if err != nil {
+		return Listed{}, fmt.Errorf("input schema: %w", err)
+	}
 	def, err := json.Marshal(struct {
 		Name         string               `json:"name"`
 		Title        string               `json:"title,omitempty"`
 		Description  string               `json:"description,omitempty"`
-		InputSchema  any                  `json:"inputSchema"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
 		OutputSchema any                  `json:"outputSchema,omitempty"`
 		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}{ut.Name, ut.Title, ut.Description, ut.InputSchema, ut.OutputSchema, ut.Annotations})
+	}{ut.Name, ut.Title, ut.Description, rawIn, ut.OutputSchema, ut.Annotations})
 	if err != nil {
 		return Listed{}, err
 	}
 	sum := sha256.Sum256(def)
-	in, err := schemaOf(ut.InputSchema)
-	if err != nil {
-		return Listed{}, fmt.Errorf("input schema: %w", err)
+	var in *jsonschema.Schema
+	if string(rawIn) != "null" {
+		if in, err = tools.ParseSchema(rawIn); err != nil {
+			return Listed{}, fmt.Errorf("input schema: %w", err)
+		}
 	}
 	if in == nil {
 		in = &jsonschema.Schema{Type: "object"}
@@ -537,6 +597,11 @@ func unwrap(server string, res *mcp.CallToolResult, wrapped bool) (json.RawMessa
 			}
 		}
 		return b, nil
+	}
+	if len(texts) < len(res.Content) {
+		// Images, audio, resources: the program gets every block as an
+		// object (content.go), text blocks included, in order.
+		return contentValue(server, res.Content)
 	}
 	if len(texts) == 0 {
 		return json.RawMessage("null"), nil

@@ -41,6 +41,11 @@ type Server struct {
 	// FollowRedirects follows an http/sse server's redirects to another
 	// origin, without the configured headers; otherwise they are refused.
 	FollowRedirects bool
+	// PassEnv names variables of sandcall's environment a stdio server
+	// gets as they are, beside PATH, HOME, LANG and its own env (set
+	// from sandcall.yaml's env_passthrough; Options.Env sets it for
+	// Attach). If nil, none.
+	PassEnv []string
 
 	// commands marks the header and env values ("headers.K", "env.K") that
 	// were written starting with "!": only those run. A variable whose value
@@ -107,6 +112,10 @@ type LoadConfig struct {
 	Files []string
 	// LookupEnv resolves ${VAR}. If nil, os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// FilesOnly reads Files alone, not the project's configs: a file only
+	// sandcall reads (`serve --mcp-config`), when the project's .mcp.json
+	// is the client's and lists sandcall itself.
+	FilesOnly bool
 }
 
 type source struct {
@@ -122,20 +131,29 @@ func Load(cfg LoadConfig) *Config {
 	if root == "" {
 		root = "."
 	}
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	envLookup := cfg.LookupEnv
+	if envLookup == nil {
+		envLookup = os.LookupEnv
+	}
+	wsFolder, _ := filepath.Abs(root)
+	lookup := func(name string) (string, bool) {
+		if name == "workspaceFolder" { // VS Code's ${workspaceFolder}
+			return wsFolder, true
+		}
+		return envLookup(name)
 	}
 	var srcs []source
 	for _, f := range cfg.Files {
 		srcs = append(srcs, source{path: f, explicit: true})
 	}
-	srcs = append(srcs,
-		source{path: filepath.Join(root, ".cursor", "mcp.json"), key: "mcpServers"},
-		source{path: filepath.Join(root, ".vscode", "mcp.json"), key: "servers"},
-		source{path: filepath.Join(root, ".mcp.json"), key: "mcpServers"},
-		source{path: filepath.Join(root, "mcp.json"), key: "mcpServers"},
-	)
+	if !cfg.FilesOnly {
+		srcs = append(srcs,
+			source{path: filepath.Join(root, ".cursor", "mcp.json"), key: "mcpServers"},
+			source{path: filepath.Join(root, ".vscode", "mcp.json"), key: "servers"},
+			source{path: filepath.Join(root, ".mcp.json"), key: "mcpServers"},
+			source{path: filepath.Join(root, "mcp.json"), key: "mcpServers"},
+		)
+	}
 	c := &Config{}
 	byName := map[string]int{}
 	seenFile := map[string]bool{}
@@ -178,6 +196,7 @@ func Load(cfg LoadConfig) *Config {
 // parseFile returns the server definitions of a config file, their names
 // in document order, and the top-level key that holds them.
 func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, string, error) {
+	data = stripJSONC(data) // VS Code's comments and trailing commas
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, "", fmt.Errorf("not a JSON object: %v", err)
@@ -236,6 +255,7 @@ type rawServer struct {
 	Timeout json.RawMessage   `json:"timeout"`
 
 	FollowRedirects bool `json:"followRedirects"`
+	EnvFile string            `json:"envFile"` // VS Code: KEY=VALUE lines
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`)
@@ -252,10 +272,12 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 	var r rawServer
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&r); err != nil {
-		return fail("%v", err)
+		return fail("%v", typeError(err))
 	}
 	if r.Type != "" {
 		e.Type = r.Type
+	} else if r.URL != "" && r.Command == "" {
+		e.Type = TypeHTTP // Cursor's {"url": …}: streamable HTTP
 	}
 	if r.Enabled != nil {
 		e.Enabled = *r.Enabled
@@ -318,6 +340,13 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 	s.commands = map[string]bool{}
 	s.Env, err = expandMap(r.Env, "env", x, s.commands)
 	add(err)
+	if r.EnvFile != "" {
+		f, err := x("envFile", r.EnvFile)
+		add(err)
+		if err == nil {
+			add(readEnvFile(f, lookup, &s.Env))
+		}
+	}
 	s.Headers, err = expandMap(r.Headers, "headers", x, s.commands)
 	add(err)
 	if len(errs) > 0 {
@@ -402,6 +431,10 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 			return "", fmt.Errorf("unterminated ${ in %q", s)
 		}
 		expr := rest[:j]
+		if in, ok := strings.CutPrefix(expr, "input:"); ok {
+			return "", fmt.Errorf("${input:%s} is one of VS Code's own inputs, which only VS Code can prompt for: put the value in an environment variable and write ${env:NAME} (or ${NAME})", in)
+		}
+		expr = strings.TrimPrefix(expr, "env:") // VS Code's ${env:NAME}
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if !varNameRE.MatchString(name) {
 			return "", fmt.Errorf("bad variable name %q in ${%s}", name, expr)

@@ -2,17 +2,17 @@ package upstream
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // SetEnabled turns the server of e on or off in the config file that
 // defines it (e.Source, under e.Key): enabled=false sets "enabled": false,
 // enabled=true removes the "enabled" key. Every other server, key and
-// value is kept, in its order; the file is re-indented with two spaces and
-// replaced atomically with its mode kept. It reports whether the file
+// value is kept, in its order, and so are comments and layout (the bytes
+// are edited, not re-encoded); the file is replaced atomically with its
+// mode kept. It reports whether the file
 // changed. The change takes effect when the config is next loaded (the
 // next start of `sandcall serve`).
 func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
@@ -37,128 +37,89 @@ func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
 	return true, WriteFileAtomic(e.Source, out, fi.Mode().Perm())
 }
 
-// member is one key and raw value of a JSON object, in document order.
-type member struct {
-	key string
-	val json.RawMessage
-}
-
-// setEnabled edits the JSON text of a config file.
+// setEnabled edits the text of a config file in place: only the bytes of
+// the server's "enabled" member change (set to false, or removed with its
+// comma for true; a new one is inserted first in the server's object, on
+// its own line when the object spans lines), so comments, spacing, key
+// order and number spellings stay as they were.
 func setEnabled(data []byte, key, name string, enabled bool) ([]byte, bool, error) {
-	top, err := decodeObject(data)
+	s := stripJSONC(data)
+	at := skipSpace(s, 0)
+	top, _, err := objectMembers(s, at)
 	if err != nil {
 		return nil, false, err
 	}
-	found, changed := false, false
-	for i := range top {
-		if top[i].key != key {
+	var def *span
+	for _, t := range top {
+		if t.key != key {
 			continue
 		}
-		servers, err := decodeObject(top[i].val)
+		servers, _, err := objectMembers(s, t.valAt)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", key, err)
 		}
-		for j := range servers {
-			if servers[j].key != name {
-				continue
-			}
-			found = true
-			def, err := decodeObject(servers[j].val)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s.%s: %w", key, name, err)
-			}
-			def, c := setMember(def, "enabled", enabled)
-			if c {
-				changed = true
-				servers[j].val = encodeObject(def)
+		for k := range servers {
+			if servers[k].key == name {
+				def = &servers[k]
 			}
 		}
-		top[i].val = encodeObject(servers)
 	}
-	if !found {
+	if def == nil {
 		return nil, false, fmt.Errorf("no server %q under %q", name, key)
 	}
-	if !changed {
+	members, end, err := objectMembers(s, def.valAt)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s.%s: %w", key, name, err)
+	}
+	var en *span
+	for k := range members {
+		if members[k].key == "enabled" {
+			en = &members[k]
+		}
+	}
+	edit := func(from, to int, with string) []byte {
+		out := append([]byte(nil), data[:from]...)
+		out = append(out, with...)
+		return append(out, data[to:]...)
+	}
+	switch {
+	case enabled && en == nil:
 		return data, false, nil
+	case enabled: // remove the member and one comma next to it
+		next := skipSpace(s, en.valEnd)
+		if next < len(s) && s[next] == ',' {
+			return edit(en.keyAt, skipSpace(s, next+1), ""), true, nil
+		}
+		prev := en.keyAt - 1
+		for prev > def.valAt && (s[prev] == ' ' || s[prev] == '\t' || s[prev] == '\n' || s[prev] == '\r') {
+			prev--
+		}
+		if s[prev] == ',' {
+			return edit(prev, en.valEnd, ""), true, nil
+		}
+		return edit(en.keyAt, en.valEnd, ""), true, nil
+	case en != nil:
+		if string(data[en.valAt:en.valEnd]) == "false" {
+			return data, false, nil
+		}
+		return edit(en.valAt, en.valEnd, "false"), true, nil
+	case len(members) == 0:
+		return edit(def.valAt+1, end, `"enabled": false`), true, nil
+	default:
+		first := members[0].keyAt
+		gap := string(data[def.valAt+1 : first]) // the indentation of the first member
+		if !bytes.ContainsAny([]byte(gap), "\n") {
+			gap = ""
+		}
+		return edit(first, first, `"enabled": false,`+gapOrSpace(gap)), true, nil
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
-		return nil, false, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), true, nil
 }
 
-// setMember sets "enabled": false, or removes the key for true.
-func setMember(def []member, k string, enabled bool) ([]member, bool) {
-	var out []member
-	changed := false
-	had := false
-	for _, m := range def {
-		if m.key != k {
-			out = append(out, m)
-			continue
-		}
-		had = true
-		if enabled {
-			changed = true
-			continue
-		}
-		if string(bytes.TrimSpace(m.val)) != "false" {
-			changed = true
-		}
-		out = append(out, member{k, json.RawMessage("false")})
+// gapOrSpace is the whitespace before an object's first member, to put
+// after an inserted member: a newline and indentation, or one space.
+func gapOrSpace(gap string) string {
+	if i := strings.LastIndexByte(gap, '\n'); i >= 0 {
+		return gap[i:]
 	}
-	if !enabled && !had {
-		out = append(out, member{k, json.RawMessage("false")})
-		changed = true
-	}
-	return out, changed
-}
-
-// decodeObject splits a JSON object into its members, in order.
-func decodeObject(data []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	t, err := dec.Token()
-	if err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var ms []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		ms = append(ms, member{k, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("data after the JSON object")
-	}
-	return ms, nil
-}
-
-// encodeObject is the compact JSON of members.
-func encodeObject(ms []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return " "
 }

@@ -202,44 +202,77 @@ func isHexHash(s string) bool {
 // failure to read or write the file, in which case ok is still the answer
 // from the pins known (the last good read, plus this first sight in memory).
 func (p *Pins) Check(name, hash string) (ok bool, err error) {
+	oks, err := p.CheckAll(map[string]string{name: hash})
+	return oks[name], err
+}
+
+// CheckAll is Check for many definitions at once (name → hash), as one
+// server's tool list is: the file is re-read at most once, and every
+// first-sight pin is written in one update of the file, however many
+// there are. ok tells, for each name, whether its hash matches its pin.
+func (p *Pins) CheckAll(defs map[string]string) (ok map[string]bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
 	if p.path != "" {
 		_, err = p.reloadLocked()
 	}
-	old, known := p.hashes[name]
-	if known {
-		if old == hash {
+	ok = make(map[string]bool, len(defs))
+	fresh := map[string]string{}
+	for name, hash := range defs {
+		old, known := p.hashes[name]
+		switch {
+		case !known:
+			fresh[name] = hash
+		case old == hash:
 			delete(p.pending, name)
-			return true, err
+			ok[name] = true
+		default:
+			p.pending[name] = hash
+			ok[name] = false
 		}
-		p.pending[name] = hash
-		return false, err
+	}
+	if len(fresh) == 0 {
+		return ok, err
 	}
 	if p.path == "" || p.readOnly {
-		p.hashes[name] = hash
-		return true, err
-	}
-	var cur string
-	werr := p.updateLocked(func(m map[string]string) bool {
-		if h, ok := m[name]; ok { // pinned by another process meanwhile
-			cur = h
-			return false
+		for name, hash := range fresh {
+			p.hashes[name] = hash
+			ok[name] = true
 		}
-		m[name] = hash
-		return true
+		return ok, err
+	}
+	cur := map[string]string{}
+	werr := p.updateLocked(func(m map[string]string) bool {
+		added := false
+		for name, hash := range fresh {
+			if h, had := m[name]; had { // pinned by another process meanwhile
+				cur[name] = h
+				continue
+			}
+			m[name] = hash
+			added = true
+		}
+		return added
 	})
+	for name, hash := range fresh {
+		if werr != nil {
+			p.hashes[name] = hash // trusted for this process only
+			ok[name] = true
+			continue
+		}
+		if h, had := cur[name]; had && h != hash {
+			p.pending[name] = hash
+			ok[name] = false
+			continue
+		}
+		delete(p.pending, name)
+		ok[name] = true
+	}
 	if werr != nil {
-		p.hashes[name] = hash // trusted for this process only
-		return true, werr
+		return ok, werr
 	}
-	if cur != "" && cur != hash {
-		p.pending[name] = hash
-		return false, err
-	}
-	delete(p.pending, name)
-	return true, err
+	return ok, err
 }
 
 // Pending returns the tools whose definitions changed and await approval,
