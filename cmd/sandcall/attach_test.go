@@ -177,7 +177,7 @@ func hungProject(t *testing.T, bins, mark string) string {
 // returns it with a channel closed when it has exited.
 func startServe(t *testing.T, dir string) (*exec.Cmd, <-chan struct{}, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--isolation", "inprocess")
+	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess")
 	cmd.Dir = dir
 	stderr := new(syncBuffer)
 	cmd.Stderr = stderr
@@ -388,7 +388,7 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--isolation", "inprocess", prog)
+	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
 	cmd.Dir = dir
 	t0 := time.Now()
 	var stderr bytes.Buffer
@@ -464,7 +464,7 @@ func TestServeSkipsItself(t *testing.T) {
 	}
 
 	// serve --mcp-config: only sandcall's own file.
-	cmd := exec.Command(bin, "serve", "--isolation", "inprocess", "--mcp-config", ".sandcall/mcp.json")
+	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess", "--mcp-config", ".sandcall/mcp.json")
 	cmd.Dir = dir
 	stderr := new(syncBuffer)
 	cmd.Stderr = stderr

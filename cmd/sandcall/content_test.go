@@ -34,7 +34,7 @@ return {img, links, ref};`
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--isolation", "inprocess", prog)
+	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -90,7 +90,7 @@ func TestUpstreamRoots(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--isolation", "inprocess", prog)
+	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -66,7 +66,7 @@ return {files, sum, api, found: found.tools.map(t => t.name)};`
 	run := func(env []string, args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"run", "--isolation", "inprocess"}, args...)...)
+		cmd := exec.CommandContext(ctx, bin, append([]string{"run", "--trust-project", "--isolation", "inprocess"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(testEnv(), env...)
 		var o, e bytes.Buffer
@@ -143,7 +143,7 @@ return {files, sum, api, found: found.tools.map(t => t.name)};`
 	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/wipe"), []byte(wipe), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.CommandContext(ctx, bin, "tools", "list", "--json")
+	cmd = exec.CommandContext(ctx, bin, "tools", "list", "--trust-project", "--json")
 	cmd.Dir = dir
 	b, err = cmd.Output()
 	if err != nil {

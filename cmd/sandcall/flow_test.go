@@ -187,7 +187,7 @@ return m ? m[1] : null;`
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(bin, "run", "--json", "--demo-inbox", "clean", "--policy", "flow.yaml", "p.js")
+	cmd := exec.Command(bin, "run", "--trust-project", "--json", "--demo-inbox", "clean", "--policy", "flow.yaml", "p.js")
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

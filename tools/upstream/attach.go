@@ -139,12 +139,12 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 		if opts.Want != nil && !opts.Want(srv.Name) {
 			continue
 		}
-		if e, _ := cfg.Lookup(srv.Name); opts.Trusted != nil && !opts.Trusted(e) {
-			s.warn(UntrustedMessage(srv))
+		if IsSelf(srv, "") { // skipped whether trusted or not
+			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", srv.Name, srv.Source))
 			continue
 		}
-		if IsSelf(srv, "") {
-			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", srv.Name, srv.Source))
+		if e, _ := cfg.Lookup(srv.Name); opts.Trusted != nil && !opts.Trusted(e) {
+			s.warn(UntrustedMessage(srv))
 			continue
 		}
 		if srv.PassEnv == nil {
