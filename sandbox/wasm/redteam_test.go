@@ -43,7 +43,10 @@ func TestRedteam(t *testing.T) {
 					t.Fatal(err)
 				}
 				start := time.Now()
-				l := sandbox.Limits{}
+				// Cases that must time out get 1 s; the others the longest
+				// deadline, a hang check only: on 2 loaded cores under
+				// -race, w02_grow's zeroed pages took over the 10 s default.
+				l := sandbox.Limits{Timeout: sandbox.MaxTimeout}
 				if want[0] == "E_TIMEOUT" {
 					l.Timeout = time.Second
 				}
@@ -60,7 +63,7 @@ func TestRedteam(t *testing.T) {
 				if !found {
 					t.Errorf("got %s (%v), want one of %v", got, o.Err, want)
 				}
-				if d := time.Since(start); d > 12*time.Second {
+				if d := time.Since(start); d > l.Timeout+10*time.Second {
 					t.Errorf("took %v", d)
 				}
 				t.Logf("%s: %s %s %v", base, got, o.Value, o.Err)
