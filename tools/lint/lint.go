@@ -93,6 +93,7 @@ var Rules = []Rule{
 	{"schema-closed", Error, "Close the input schema: \"additionalProperties\": false at the root, so misspelt arguments are rejected, not ignored."},
 	{"schema-required", Warning, "List the arguments a call needs in \"required\" at the root (the typed Go tools derive it from fields without omitempty)."},
 	{"schema-described", Warning, "Describe every property (its meaning, unit and format), e.g. with a jsonschema struct tag."},
+	{"schema-subset", Warning, "Keep to the keywords sandcall validates itself (see tools/validate.go), or accept that jsonschema-go validates this tool's arguments: over ten times slower per call, with less specific errors."},
 	{"schema-enum", Warning, "The property's description lists its values: make them a closed enum (an enum struct tag), so bad values are rejected with the allowed ones."},
 	{"output-schema", Warning, "Describe the result with an output schema (typed Go tools derive it from the result type)."},
 	{"output-budget", Warning, "Set Tool.OutputBudget to the bytes a result may reasonably take, so one call cannot flood a program or the model."},
@@ -267,6 +268,9 @@ func lintSchema(t *tools.Tool, add func(id, format string, args ...any)) {
 	}
 	if len(s.Properties) > 0 && len(s.Required) == 0 {
 		add("schema-required", "the input schema's root lists no required property")
+	}
+	if kw := tools.BeyondSubset(s); kw != "" {
+		add("schema-subset", "the input schema uses %s, beyond the subset sandcall validates itself: jsonschema-go validates its arguments", kw)
 	}
 	walkProps(s, "", func(path string, p *jsonschema.Schema) {
 		if p.Description == "" && p.Ref == "" {
