@@ -40,7 +40,7 @@ type benchRow struct {
 	CallsPerS float64 `json:"calls_per_s"`
 }
 
-// cmdBench runs the standard workloads of ../shared/workloads in each tier
+// cmdBench runs the standard workloads (demo.Workloads) in each tier
 // and reports medians. Every run is checked against its expected result.
 func cmdBench(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "bench", "[--json] [--tier inprocess,process] [--runs N]", benchExamples)

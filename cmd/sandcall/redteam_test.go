@@ -93,7 +93,7 @@ func loadHostile(t *testing.T, dir, prefix string) []hostile {
 }
 
 // TestRedteamProcessTier runs every hostile program of the project's suite
-// (testdata/redteam, one or more per class of ../shared/redteam/README.md)
+// (testdata/redteam, one or more per hostile class)
 // and the shared sample, when present, through real worker processes of the
 // real binary with every confinement layer this machine supports. None is
 // skipped. After each case the server still answers, no secret of its
