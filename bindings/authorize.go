@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/tools"
 )
 
 // Principal is who a call is made for: a bearer token's owner over HTTP, the
-// local user over stdio. The host sets it; a guest or a client never supplies it.
-type Principal struct {
-	ID    string   `json:"id"`
-	Roles []string `json:"roles,omitempty"`
-}
+// local user over stdio. The host sets it; a guest or a client never supplies
+// it. It is policy.Principal, so that a policy sees it as is.
+type Principal = policy.Principal
 
 // LocalPrincipal is the principal of stdio sessions and of `sandcall run`
 // when the configuration names none.
@@ -45,21 +44,12 @@ type CallInfo struct {
 	Elapsed     time.Duration // since the run started
 }
 
-// Decision is an Authorizer's answer. Rule and Reason are recorded in the
-// audit trail whatever the answer; Message is shown to the caller on denial.
-type Decision struct {
-	Allow   bool
-	Rule    string
-	Reason  string
-	Message string
-	Hint    string
-	// RequireApproval marks an allowed call a person must approve before
-	// dispatch: the broker asks the run's Approver and denies on anything
-	// but an explicit approval.
-	RequireApproval bool
-	// LogArgs says the call's arguments may be logged in clear.
-	LogArgs bool
-}
+// Decision is an Authorizer's answer: policy.Decision, one type for every
+// Authorizer. Rule and Reason are recorded in the audit trail whatever the
+// answer; Message is shown to the caller on denial. RequireApproval marks an
+// allowed call a person must approve before dispatch: the broker asks the
+// run's Approver and denies on anything but an explicit approval.
+type Decision = policy.Decision
 
 // Authorizer is the seam where a call is allowed or not. The broker asks it
 // for every call at dispatch, from code and direct alike. Implementations must
@@ -76,42 +66,22 @@ type Authorizer interface {
 // DefaultAuthorizer is the policy when the operator wrote none: a tool's own
 // AllowedCallers decide; a tool that declares none may be called by both,
 // except destructive tools, which are direct-only (a person sees each call).
+// It is policy.Default() — one default policy, written once in policy — as
+// a value type that embeds well.
 type DefaultAuthorizer struct{}
 
 var _ Authorizer = DefaultAuthorizer{}
 
-func (DefaultAuthorizer) allows(t *tools.Tool, c tools.Caller) (bool, string) {
-	if len(t.AllowedCallers) == 0 {
-		if t.Effects.Destructive && c == tools.Code {
-			return false, "default.destructive_direct_only"
-		}
-		return true, "default"
-	}
-	if t.Allows(c) {
-		return true, "tool.allowed_callers"
-	}
-	return false, "tool.allowed_callers"
-}
+// defaultPolicy is the authorizer of policy.Default(). Its checker holds no
+// rate limits, so one value serves every broker.
+var defaultPolicy = NewPolicyAuthorizer(policy.Default())
 
 // Authorize implements Authorizer.
-func (a DefaultAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
-	ok, rule := a.allows(c.Tool, c.Caller)
-	if ok {
-		return Decision{Allow: true, Rule: rule, Reason: "caller " + string(c.Caller) + " allowed"}
-	}
-	d := Decision{Rule: rule, Reason: "caller " + string(c.Caller) + " not allowed"}
-	if c.Caller == tools.Code {
-		d.Message = "tool " + c.Tool.Name + " may not be called from code"
-		d.Hint = "Ask the user to call this tool directly; it is not available to programs."
-	} else {
-		d.Message = "tool " + c.Tool.Name + " may only be called from code"
-		d.Hint = "Call it from a program with run_code."
-	}
-	return d
+func (DefaultAuthorizer) Authorize(ctx context.Context, c *CallInfo) Decision {
+	return defaultPolicy.Authorize(ctx, c)
 }
 
 // Exposes implements Authorizer.
-func (a DefaultAuthorizer) Exposes(t *tools.Tool, c tools.Caller, _ Principal) bool {
-	ok, _ := a.allows(t, c)
-	return ok
+func (DefaultAuthorizer) Exposes(t *tools.Tool, c tools.Caller, p Principal) bool {
+	return defaultPolicy.Exposes(t, c, p)
 }

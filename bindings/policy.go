@@ -55,18 +55,15 @@ func (a *PolicyAuthorizer) Authorize(_ context.Context, c *CallInfo) Decision {
 		Tool:      c.Tool.Name,
 		Meta:      ToolMeta(c.Tool),
 		Args:      c.Args,
-		Principal: policy.Principal{ID: c.Principal.ID, Roles: c.Principal.Roles},
+		Principal: c.Principal,
 		Run:       policy.Run{ID: c.RunID, Calls: c.Calls, CallsByTool: c.CallsByTool, Elapsed: c.Elapsed},
 	}
-	pd := a.checker.Decide(&req)
-	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
-		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs}
-	return d
+	return a.checker.Decide(&req)
 }
 
 // Exposes implements Authorizer.
 func (a *PolicyAuthorizer) Exposes(t *tools.Tool, caller tools.Caller, p Principal) bool {
-	return a.checker.Exposes(t.Name, ToolMeta(t), string(caller), policy.Principal{ID: p.ID, Roles: p.Roles})
+	return a.checker.Exposes(t.Name, ToolMeta(t), string(caller), p)
 }
 
 // PolicyFile is a policy file kept in force on a broker: loaded once, then

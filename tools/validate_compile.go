@@ -84,7 +84,7 @@ func (c *compiler) compile(s *jsonschema.Schema, at string) (*node, error) {
 	c.done[s] = n
 	var err error
 
-	if s.Not != nil && isEmptySchema(s.Not) {
+	if s.Not != nil && IsTrueSchema(s.Not) {
 		n.never = true // {"not": {}} is the false schema
 	} else if s.Not != nil {
 		if n.not, err = c.compile(s.Not, at+"/not"); err != nil {
@@ -222,9 +222,9 @@ func (c *compiler) compile(s *jsonschema.Schema, at string) (*node, error) {
 		}
 	}
 	if ap := s.AdditionalProperties; ap != nil {
-		if isFalseSchema(ap) {
+		if IsFalseSchema(ap) {
 			n.closed = true
-		} else if !isEmptySchema(ap) {
+		} else if !IsTrueSchema(ap) {
 			if n.additional, err = c.compile(ap, at+"/additionalProperties"); err != nil {
 				return nil, err
 			}
@@ -386,19 +386,6 @@ func (c *compiler) deref(ref, at string) (*jsonschema.Schema, error) {
 		cur = nx
 	}
 	return cur, nil
-}
-
-func isEmptySchema(s *jsonschema.Schema) bool {
-	return s != nil && reflect.ValueOf(*s).IsZero()
-}
-
-func isFalseSchema(s *jsonschema.Schema) bool {
-	if s == nil || s.Not == nil || !isEmptySchema(s.Not) {
-		return false
-	}
-	c := *s
-	c.Not = nil
-	return reflect.ValueOf(c).IsZero()
 }
 
 // canonical returns v as encoding/json would decode its JSON encoding, so

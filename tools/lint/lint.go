@@ -263,7 +263,7 @@ func lintSchema(t *tools.Tool, add func(id, format string, args ...any)) {
 		add("schema-type", "the input schema's root is not an object")
 		return
 	}
-	if !isFalse(s.AdditionalProperties) {
+	if !tools.IsFalseSchema(s.AdditionalProperties) {
 		add("schema-closed", "the input schema's root does not set additionalProperties: false")
 	}
 	if len(s.Properties) > 0 && len(s.Required) == 0 {
@@ -305,13 +305,4 @@ func walkProps(s *jsonschema.Schema, path string, f func(string, *jsonschema.Sch
 	if s.Items != nil {
 		walkProps(s.Items, path+"/items", f)
 	}
-}
-
-// isFalse reports whether s is the schema false (accepts nothing).
-func isFalse(s *jsonschema.Schema) bool {
-	if s == nil {
-		return false
-	}
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "false"
 }
