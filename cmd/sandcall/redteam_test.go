@@ -120,12 +120,16 @@ func TestRedteamProcessTier(t *testing.T) {
 	var logs, audit syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	pool, err := process.New(process.Config{
-		Command:     append([]string{bin}, args...),
-		Size:        2,
-		MemoryBytes: limits.MemoryBytes,
-		SysProcAttr: rep.SysProcAttr(),
-		Env:         append(rep.Environ(), "GOGC=off"),
-		Logger:      log,
+		Command: append([]string{bin}, args...),
+		Size:    2,
+		// Cases run two at a time and memory bombs kill their workers: on a
+		// loaded machine a refill took over the 5 s default queue wait
+		// (E_BUSY). Waiting does not count against a run's deadline.
+		QueueTimeout: 2 * time.Minute,
+		MemoryBytes:  limits.MemoryBytes,
+		SysProcAttr:  rep.SysProcAttr(),
+		Env:          append(rep.Environ(), "GOGC=off"),
+		Logger:       log,
 	})
 	if err != nil {
 		t.Fatal(err)
