@@ -41,7 +41,7 @@ func benchRun(b *testing.B, src string, tools []string, want string) {
 	e := New(Config{})
 	expenseData()
 	job := &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits(), Tools: tools}
-	h := &testHost{}
+	h := newHost()
 	out := e.Execute(context.Background(), job, h)
 	if out.Err != nil || (want != "" && string(out.Value) != want) {
 		b.Fatalf("got %s %v", out.Value, out.Err)

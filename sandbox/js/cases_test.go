@@ -143,7 +143,7 @@ func TestCases(t *testing.T) {
 				Limits:  c.limits(t),
 				Tools:   testTools,
 			}
-			out := e.Execute(context.Background(), job, &testHost{})
+			out := e.Execute(context.Background(), job, newHost())
 			checkOutcome(t, out, c.keys["expect"], c.keys["result"])
 			if c.keys["logs_truncated"] == "true" && !out.LogsTruncated {
 				t.Errorf("LogsTruncated = false, want true")
@@ -153,7 +153,7 @@ func TestCases(t *testing.T) {
 			}
 			if next, ok := c.files["next.js"]; ok {
 				job := &sandbox.Job{Program: sandbox.Program{Source: next}, Limits: c.limits(t), Tools: testTools}
-				out := e.Execute(context.Background(), job, &testHost{})
+				out := e.Execute(context.Background(), job, newHost())
 				checkOutcome(t, out, "ok", c.keys["next"])
 			}
 		})

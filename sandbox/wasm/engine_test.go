@@ -109,19 +109,19 @@ func TestFixtures(t *testing.T) {
 						// took over the 10 s default.
 						c.limits.Timeout = sandbox.MaxTimeout
 					}
-					h := &testHost{}
+					h := newHost()
 					o := e.Execute(context.Background(), job(fixture(t, c.module), c.input, c.limits), h)
 					checkOutcome(t, c, o)
 					if c.logs != nil {
 						if strings.Join(o.Logs, "|") != strings.Join(c.logs, "|") {
 							t.Errorf("logs = %q, want %q", o.Logs, c.logs)
 						}
-						if strings.Join(h.streamed, "|") != strings.Join(o.Logs, "|") {
-							t.Errorf("streamed logs = %q, want %q", h.streamed, o.Logs)
+						if strings.Join(h.Logs(), "|") != strings.Join(o.Logs, "|") {
+							t.Errorf("streamed logs = %q, want %q", h.Logs(), o.Logs)
 						}
 					}
-					if c.module == "fanout" && h.maxIn.Load() < 10 {
-						t.Errorf("fan-out ran at most %d calls at once, want parallel calls", h.maxIn.Load())
+					if c.module == "fanout" && h.MaxInFlight() < 10 {
+						t.Errorf("fan-out ran at most %d calls at once, want parallel calls", h.MaxInFlight())
 					}
 				})
 			}
@@ -172,7 +172,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
 		start := time.Now()
-		o := e.Execute(ctx, job(fixture(t, mod), "", sandbox.Limits{}), &testHost{})
+		o := e.Execute(ctx, job(fixture(t, mod), "", sandbox.Limits{}), newHost())
 		if !errors.Is(o.Err, sandbox.ErrCancelled) {
 			t.Fatalf("%s: err = %v, want E_CANCELLED", mod, o.Err)
 		}
@@ -185,7 +185,7 @@ func TestCancel(t *testing.T) {
 
 func TestWrongLanguage(t *testing.T) {
 	e := newEngine(t, Config{})
-	o := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: "return 1"}}, &testHost{})
+	o := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: "return 1"}}, newHost())
 	if !errors.Is(o.Err, sandbox.ErrInternal) {
 		t.Fatalf("err = %v", o.Err)
 	}
@@ -206,7 +206,7 @@ func TestMalformed(t *testing.T) {
 		"type mismatch":   fixture(t, "type_mismatch"),
 	}
 	for name, mod := range cases {
-		o := e.Execute(context.Background(), job(mod, "", sandbox.Limits{}), &testHost{})
+		o := e.Execute(context.Background(), job(mod, "", sandbox.Limits{}), newHost())
 		if !errors.Is(o.Err, sandbox.ErrModuleInvalid) {
 			t.Errorf("%s: err = %v, want E_MODULE_INVALID", name, o.Err)
 			continue
@@ -215,7 +215,7 @@ func TestMalformed(t *testing.T) {
 	}
 	big := make([]byte, 16<<20+1)
 	copy(big, valid)
-	if o := e.Execute(context.Background(), job(big, "", sandbox.Limits{}), &testHost{}); !errors.Is(o.Err, sandbox.ErrModuleLimit) {
+	if o := e.Execute(context.Background(), job(big, "", sandbox.Limits{}), newHost()); !errors.Is(o.Err, sandbox.ErrModuleLimit) {
 		t.Errorf("17 MiB: err = %v, want E_MODULE_LIMIT", o.Err)
 	}
 }

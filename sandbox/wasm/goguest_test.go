@@ -56,7 +56,7 @@ func TestGoGuest(t *testing.T) {
 				// end at the limit, not at a bug. It runs without -race.
 				t.Skip("-race: compiling a Go guest takes over a minute instrumented")
 			}
-			o := e.Execute(context.Background(), job(mod, `{"n":41}`, sandbox.Limits{Timeout: sandbox.MaxTimeout}), &testHost{})
+			o := e.Execute(context.Background(), job(mod, `{"n":41}`, sandbox.Limits{Timeout: sandbox.MaxTimeout}), newHost())
 			if o.Err != nil || string(o.Value) != `{"result":42,"status":0}` {
 				t.Fatalf("got %s, %v (logs %q)", o.Value, o.Err, o.Logs)
 			}
