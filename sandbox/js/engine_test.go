@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestRedteamSample runs the shared sample of hostile programs with the
@@ -71,9 +72,15 @@ func TestNoGoroutineLeak(t *testing.T) {
 		job := &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: l, Tools: testTools}
 		e.Execute(context.Background(), job, newHost())
 	}
+	// Cancelled once the call is in flight (the tool itself cancels), with
+	// the default deadline: the cancellation is the only way this run ends.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	out := e.Execute(ctx, &sandbox.Job{Program: sandbox.Program{Source: `await tools.slow()`}, Limits: l, Tools: testTools}, newHost())
+	h := sandboxtest.New(map[string]sandboxtest.Func{"slow": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	out := e.Execute(ctx, &sandbox.Job{Program: sandbox.Program{Source: `await tools.slow()`}, Limits: sandbox.DefaultLimits(), Tools: testTools}, h)
 	if out.Err == nil || out.Err.Code != sandbox.ECancelled {
 		t.Errorf("cancelled run: got %v, want E_CANCELLED", out.Err)
 	}
