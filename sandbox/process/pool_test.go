@@ -277,8 +277,11 @@ func TestPoolOutcomes(t *testing.T) {
 			if tc.src == "alloc" && raceEnabled {
 				t.Skip("under -race the worker cannot have an address-space limit (ThreadSanitizer reserves terabytes); the E_MEMORY path is tested without -race and through the real binary")
 			}
-			timeout := 5 * time.Second
-			if tc.src == "sleep 5s" {
+			// The deadline is the limit the case is about (sleep), or else
+			// the longest, a hang guard: a stack overflow under -race on 2
+			// loaded cores took over 5 s (E_TIMEOUT for E_STACK).
+			timeout := sandbox.MaxTimeout
+			if tc.want == sandbox.ETimeout {
 				timeout = 300 * time.Millisecond
 			}
 			o := p.Execute(context.Background(), job(tc.src, timeout), &pingHost{})
