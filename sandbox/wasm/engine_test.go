@@ -15,7 +15,10 @@ import (
 // engines returns the interpreter and, where wazero supports it, the
 // compiler, so that every case runs on both.
 func engines(t *testing.T) map[string]*Engine {
-	m := map[string]*Engine{"interpreter": newEngine(t, Config{})}
+	// Compile timeouts of a minute, a hang guard: under -race on 2 loaded
+	// cores even the interpreter took over the 10 s default to compile a
+	// Go guest.
+	m := map[string]*Engine{"interpreter": newEngine(t, Config{CompileTimeout: time.Minute})}
 	if runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" {
 		m["compiler"] = newEngine(t, Config{Compiler: true, CompileTimeout: time.Minute}) // -race slows compilation ten-fold
 	}
