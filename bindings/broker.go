@@ -553,7 +553,7 @@ func (r *run) attempt(ctx context.Context, t *tools.Tool, args json.RawMessage, 
 	defer r.sem.Release(1)
 	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
 	defer cancel()
-	res, e := r.b.dispatch(context.WithValue(cctx, callInfoKey{}, info), t, args)
+	res, e := r.b.dispatch(tools.WithCall(cctx, info), t, args)
 	if e != nil {
 		if ctx.Err() != nil { // the run ended, not the tool
 			return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -164,7 +165,11 @@ func TestCallLimit(t *testing.T) {
 
 // TestInFlightCap checks that no more than MaxInFlight handlers run at once
 // and that every call still completes.
-func TestInFlightCap(t *testing.T) {
+func TestInFlightCap(t *testing.T) { synctest.Test(t, testInFlightCap) }
+
+// testInFlightCap runs in a synctest bubble: the handler's 2 ms of work are
+// the bubble's time, so handlers overlap the same way on any machine.
+func testInFlightCap(t *testing.T) {
 	var cur, peak atomic.Int32
 	slow := echo("slow")
 	slow.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -202,8 +207,10 @@ func TestInFlightCap(t *testing.T) {
 
 func TestCancelWhileWaitingForSlot(t *testing.T) {
 	block := make(chan struct{})
+	entered := make(chan struct{}, 1)
 	slow := echo("slow")
 	slow.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		entered <- struct{}{}
 		select {
 		case <-block:
 		case <-ctx.Done():
@@ -214,7 +221,7 @@ func TestCancelWhileWaitingForSlot(t *testing.T) {
 	r := newRun(b, sandbox.Limits{MaxInFlight: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	go r.Call(ctx, "slow", nil) //nolint:errcheck // holds the only slot
-	time.Sleep(5 * time.Millisecond)
+	<-entered                   // it does
 	errc := make(chan error, 1)
 	go func() { _, err := r.Call(ctx, "slow", nil); errc <- err }()
 	cancel()

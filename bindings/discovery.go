@@ -303,7 +303,7 @@ func quoteAll(ss []string) []string {
 
 // Pinner is an optional interface of an Authorizer: Pinned reports whether
 // t must be listed as a direct MCP tool even when the catalog is too large
-// to list every tool (tools/mcpserver's Config.ListThreshold). Pinning never
+// to list every tool (bindings/mcpserver's Config.ListThreshold). Pinning never
 // exposes a tool: a pinned tool is listed only when Exposes allows direct
 // callers too. PolicyAuthorizer implements it with the policy's `pin: true`.
 type Pinner interface {

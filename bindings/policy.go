@@ -55,7 +55,7 @@ func (a *PolicyAuthorizer) Authorize(ctx context.Context, c *CallInfo) Decision 
 		Tool:      c.Tool.Name,
 		Meta:      ToolMeta(c.Tool),
 		Args:      c.Args,
-		Principal: policy.Principal{ID: c.Principal.ID, Roles: c.Principal.Roles},
+		Principal: c.Principal,
 		Run: policy.Run{ID: c.RunID, Calls: c.Calls, CallsByTool: c.CallsByTool, Elapsed: c.Elapsed,
 			Label: c.Label, Flow: c.Flow},
 		Label:        c.ArgLabel,
@@ -65,15 +65,12 @@ func (a *PolicyAuthorizer) Authorize(ctx context.Context, c *CallInfo) Decision 
 	if rs, ok := ctx.Value(rateStoreKey{}).(policy.RateStore); ok {
 		req.Rates = rs
 	}
-	pd := a.checker.Decide(&req)
-	d := Decision{Allow: pd.Allow, Rule: pd.Rule, Reason: pd.Reason, Message: pd.Message, Hint: pd.Hint,
-		RequireApproval: pd.RequireApproval, LogArgs: pd.LogArgs, Flow: pd.Flow, Internal: pd.Internal}
-	return d
+	return a.checker.Decide(&req)
 }
 
 // Exposes implements Authorizer.
 func (a *PolicyAuthorizer) Exposes(t *tools.Tool, caller tools.Caller, p Principal) bool {
-	return a.checker.Exposes(t.Name, ToolMeta(t), string(caller), policy.Principal{ID: p.ID, Roles: p.Roles})
+	return a.checker.Exposes(t.Name, ToolMeta(t), string(caller), p)
 }
 
 // PolicyFile is a policy file kept in force on a broker: loaded once, then

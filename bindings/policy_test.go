@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sandcall/sandcall/policy"
@@ -190,47 +191,43 @@ func TestPolicyFileReload(t *testing.T) {
 	}
 }
 
+// TestPolicyFileWatch runs the watcher in a synctest bubble: time is the
+// bubble's, so each poll happens exactly when the test has slept one
+// interval and everything else waits (synctest.Wait), on any machine load.
 func TestPolicyFileWatch(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, "version: 1\n")
-	var logs syncBuffer
-	b := newBroker(t, BrokerConfig{}, echo("ok"))
-	pf, err := LoadPolicyFile(path, b, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { pf.Watch(ctx, 10*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "policy.yaml")
+		writeFile(t, path, "version: 1\n")
+		var logs syncBuffer
+		b := newBroker(t, BrokerConfig{}, echo("ok"))
+		pf, err := LoadPolicyFile(path, b, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		const interval = 10 * time.Millisecond
+		go func() { pf.Watch(ctx, interval); close(done) }()
+		defer func() { cancel(); <-done }()
+		poll := func() { time.Sleep(interval); synctest.Wait() }
 
-	writeFile(t, path, "version: 1\nrules: [{name: deny-ok, tools: [ok], allowed_callers: []}]\n")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := b.CallDirect(context.Background(), LocalPrincipal, "ok", nil)
-		if code(err) == sandbox.EToolDenied {
-			break
+		writeFile(t, path, "version: 1\nrules: [{name: deny-ok, tools: [ok], allowed_callers: []}]\n")
+		poll()
+		if _, err := b.CallDirect(context.Background(), LocalPrincipal, "ok", nil); code(err) != sandbox.EToolDenied {
+			t.Fatalf("after one poll: %v, want E_TOOL_DENIED (the watcher did not swap the policy)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watcher did not swap the policy")
+		// A broken edit is logged once and changes nothing.
+		writeFile(t, path, "version: 1\nrules: [{tools: ['[']}]\n")
+		for range 5 {
+			poll()
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// A broken edit is logged once and changes nothing.
-	writeFile(t, path, "version: 1\nrules: [{tools: ['[']}]\n")
-	for !strings.Contains(logs.String(), "bad glob") {
-		if time.Now().After(deadline) {
-			t.Fatalf("broken edit not logged:\n%s", logs.String())
+		if n := strings.Count(logs.String(), "bad glob"); n != 1 {
+			t.Errorf("broken edit logged %d times in 5 polls, want once:\n%s", n, logs.String())
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if n := strings.Count(logs.String(), "bad glob"); n != 1 {
-		t.Errorf("broken edit logged %d times", n)
-	}
-	if pf.Checker() == nil || pf.Checker().Name() != path {
-		t.Errorf("checker %v", pf.Checker())
-	}
+		if pf.Checker() == nil || pf.Checker().Name() != path {
+			t.Errorf("checker %v", pf.Checker())
+		}
+	})
 }
 
 // TestPolicyAuthorizerConcurrent: decisions and swaps race-free.

@@ -92,10 +92,12 @@ type ToolMeta struct {
 	AllowedCallers []string
 }
 
-// Principal is who a call is made for.
+// Principal is who a call is made for: a bearer token's owner over HTTP, the
+// local user over stdio. The host sets it; a guest or a client never supplies
+// it. (bindings.Principal is this type.)
 type Principal struct {
-	ID    string
-	Roles []string
+	ID    string   `json:"id"`
+	Roles []string `json:"roles,omitempty"`
 }
 
 // Run is the state of the program making a call.
@@ -115,7 +117,9 @@ type Run struct {
 	Flow []Source
 }
 
-// Decision is the answer to one Request. Rule and Reason are always set.
+// Decision is the answer to one Request. Rule and Reason are always set,
+// and recorded in the audit trail whatever the answer. (bindings.Decision is
+// this type: every Authorizer answers with it.)
 type Decision struct {
 	Allow bool
 	// Rule names the deciding rule: its `name`, or "rules[i]" (0-based), or

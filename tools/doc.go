@@ -20,7 +20,7 @@
 // and allocates nothing when the arguments are valid.
 //
 // Sub-packages hold the tool sources (tools/local, tools/upstream) and the
-// MCP server face (tools/mcpserver).
+// MCP server face (bindings/mcpserver).
 //
 // # Security
 //

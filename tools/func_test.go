@@ -47,7 +47,7 @@ func TestFuncSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := tool.InputSchema
-	if in.Type != "object" || !isFalseSchema(in.AdditionalProperties) {
+	if in.Type != "object" || !IsFalseSchema(in.AdditionalProperties) {
 		t.Errorf("input schema not a closed object: %s", schemaJSON(t, in))
 	}
 	if got, want := in.Required, []string{"name", "inner"}; !reflect.DeepEqual(got, want) {

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -111,4 +112,31 @@ func objectKeys(raw []byte) []string {
 		}
 	}
 	return keys
+}
+
+// IsTrueSchema reports whether s is the schema true: {} up to annotations
+// (title, description, $comment, examples, default, deprecated, readOnly,
+// writeOnly, property order, unknown keywords). A nil s is no schema, not
+// true.
+func IsTrueSchema(s *jsonschema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	c := *s
+	c.Description, c.Title, c.Comment, c.Examples, c.Default, c.Deprecated = "", "", "", nil, nil, false
+	c.PropertyOrder, c.Extra, c.ReadOnly, c.WriteOnly = nil, nil, false, false
+	return reflect.ValueOf(c).IsZero()
+}
+
+// IsFalseSchema reports whether s is the schema false, which accepts
+// nothing: {"not": {}} up to annotations (as jsonschema-go writes false).
+// The validator, the TypeScript declarations and the linter all ask this
+// one function.
+func IsFalseSchema(s *jsonschema.Schema) bool {
+	if s == nil || !IsTrueSchema(s.Not) {
+		return false
+	}
+	c := *s
+	c.Not = nil
+	return IsTrueSchema(&c)
 }

@@ -42,7 +42,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -320,7 +319,7 @@ func (w *writer) typ(s *jsonschema.Schema, depth, indent int) (string, kind) {
 	if s.Ref != "" {
 		return w.ref(s, depth, indent)
 	}
-	if isFalse(s) {
+	if tools.IsFalseSchema(s) {
 		return "never", atom
 	}
 	if s.Const != nil {
@@ -439,7 +438,7 @@ func (w *writer) array(s *jsonschema.Schema, depth, indent int) string {
 		if len(s.ItemsArray) > 0 {
 			rest = s.AdditionalItems
 		}
-		if rest == nil || !isFalse(rest) {
+		if rest == nil || !tools.IsFalseSchema(rest) {
 			t, k := w.typ(rest, depth+1, indent)
 			if k != atom {
 				t = "(" + t + ")"
@@ -475,7 +474,7 @@ func (w *writer) object(s *jsonschema.Schema, depth, indent int) string {
 	extra := s.AdditionalProperties
 	if len(names) == 0 {
 		switch {
-		case extra != nil && isFalse(extra):
+		case extra != nil && tools.IsFalseSchema(extra):
 			return "{}"
 		case extra != nil:
 			t, _ := w.typ(extra, depth+1, indent)
@@ -515,7 +514,7 @@ func (w *writer) object(s *jsonschema.Schema, depth, indent int) string {
 		w.size += len(p.text) + len(p.doc)
 		props = append(props, p)
 	}
-	if extra != nil && !isFalse(extra) && !isEmpty(extra) {
+	if extra != nil && !tools.IsFalseSchema(extra) && !tools.IsTrueSchema(extra) {
 		props = append(props, prop{text: "[key: string]: unknown;"})
 	}
 	if !w.l.pretty {
@@ -857,27 +856,6 @@ func literal(v any) string {
 	return capBytes(t, maxLiteralBytes)
 }
 
-// isFalse reports whether s is the schema false ({"not": {}}).
-func isFalse(s *jsonschema.Schema) bool {
-	if s == nil || s.Not == nil || !isEmpty(s.Not) {
-		return false
-	}
-	c := *s
-	c.Not = nil
-	return isEmpty(&c)
-}
-
-// isEmpty reports whether s is the schema true ({}), ignoring annotations.
-func isEmpty(s *jsonschema.Schema) bool {
-	if s == nil {
-		return true
-	}
-	c := *s
-	c.Description, c.Title, c.Comment, c.Examples, c.Default, c.Deprecated = "", "", "", nil, nil, false
-	c.PropertyOrder, c.Extra, c.ReadOnly, c.WriteOnly = nil, nil, false, false
-	return reflect.DeepEqual(c, jsonschema.Schema{})
-}
-
 func plural(n int, w string) string {
 	if n == 1 {
 		return w
@@ -942,6 +920,7 @@ func briefItem(s *jsonschema.Schema) string {
 	}
 	return "{…}"
 }
+
 // mcpReturns documents what a program gets from an upstream MCP tool
 // without an output schema (see package upstream's Content).
 const mcpReturns = `@returns the tool's text (parsed when it is JSON); when the answer also holds ` +

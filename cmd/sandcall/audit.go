@@ -13,7 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sandcall/sandcall/tools/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 )
 
 const tokenUsage = `Usage: sandcall token hash < TOKEN

@@ -14,8 +14,8 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/store"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // defaultConfigFile is read from the working directory when --config is not

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/store"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // Defaults of the HTTP transport's limits (sandcall.yaml "http:").

@@ -23,6 +23,16 @@ type wireTransport struct {
 	mcp.Transport
 	mu      sync.Mutex
 	results []json.RawMessage
+	more    chan struct{} // receives after a result was added (buffer 1)
+}
+
+// added returns the channel that receives after a result is added; call
+// with mu held.
+func (w *wireTransport) added() chan struct{} {
+	if w.more == nil {
+		w.more = make(chan struct{}, 1)
+	}
+	return w.more
 }
 
 func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -43,6 +53,10 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if r, ok := m.(*jsonrpc.Response); ok && len(r.Result) > 0 {
 		c.w.mu.Lock()
 		c.w.results = append(c.w.results, bytes.Clone(r.Result))
+		select {
+		case c.w.added() <- struct{}{}:
+		default:
+		}
 		c.w.mu.Unlock()
 	}
 	return m, err
@@ -50,7 +64,8 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (w *wireTransport) wait(t *testing.T, want string) json.RawMessage {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	timeout := time.After(time.Minute) // a hang guard
+	for {
 		w.mu.Lock()
 		for _, r := range w.results {
 			if bytes.Contains(r, []byte(want)) {
@@ -58,10 +73,15 @@ func (w *wireTransport) wait(t *testing.T, want string) json.RawMessage {
 				return r
 			}
 		}
+		added := w.added()
 		w.mu.Unlock()
+		select {
+		case <-added: // look again
+		case <-timeout:
+			t.Fatalf("no result with %s on the wire", want)
+			return nil
+		}
 	}
-	t.Fatalf("no result with %s on the wire", want)
-	return nil
 }
 
 type longResult struct {

@@ -3,14 +3,20 @@
 // calls allowlisted tools, the host authorizes every call, and only the
 // program's result returns to the model.
 //
-// Usage:
+// Usage, every command (TestPackageDocListsCommands checks this list
+// against the command table):
 //
-//	sandcall serve   [--http ADDR] [--demo] [--isolation inprocess] [--timeout D]
-//	sandcall run     [--demo] [--json] [--input JSON] [--timeout D] [--lang js] FILE|-
-//	sandcall demo    [expense]
-//	sandcall bench   [--json] [--tier inprocess,process] [--runs N]
-//	sandcall doctor
-//	sandcall version
+//	sandcall serve    serve MCP over stdio (default) or streamable HTTP
+//	sandcall run      run a program from a file or stdin and print its result
+//	sandcall demo     run a demo (expense, the default, or market) and show what it saves
+//	sandcall bench    measure the standard workloads in each isolation tier
+//	sandcall policy   check, explain and test policy files
+//	sandcall tools    list, check, lint, search, describe and approve tools
+//	sandcall audit    summarize an audit file: per-tool counts and latency, runs by code
+//	sandcall token    hash a bearer token for the config file (reads stdin)
+//	sandcall servers  list, test, enable and disable upstream MCP servers (.mcp.json …)
+//	sandcall doctor   report which isolation layers work on this machine
+//	sandcall version  print the version
 //
 // Run `sandcall help` or `sandcall COMMAND --help` for details and examples.
 // In serve mode the protocol owns stdout; everything else (logs, the

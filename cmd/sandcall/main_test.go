@@ -447,6 +447,9 @@ func TestVersionAndHelp(t *testing.T) {
 // one run of each workload; the figures themselves are for people to read.
 // Every row's run was checked by bench against the workload's result.
 func TestBench(t *testing.T) {
+	// Parallel: it spends most of its time waiting on a subprocess; the
+	// package's parallel tests run together after the others.
+	t.Parallel()
 	stdout, stderr, code := sandcall(t, "", "bench", "--json", "--runs", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -74,4 +74,3 @@ func (f *explainFlow) print(w io.Writer, c *policy.Checker, req *policy.Request,
 		fmt.Fprintf(w, "read:      %s\n", s)
 	}
 }
-

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
@@ -32,13 +33,20 @@ func (l *lockedBuffer) String() string {
 
 // TestProgressLine: the line is redrawn in place with the newest snapshot
 // and erased at the end.
-func TestProgressLine(t *testing.T) {
+//
+// It runs in a synctest bubble: the line's ticker runs on the bubble's
+// clock, so one tick is drawn exactly when the test has slept one.
+func TestProgressLine(t *testing.T) { synctest.Test(t, testProgressLine) }
+
+func testProgressLine(t *testing.T) {
 	var w lockedBuffer
 	p := newProgressLine(&w, time.Millisecond)
 	p.update(bindings.RunProgress{Seq: 2, Calls: sandbox.CallStats{Total: 3, OK: 2, Failed: 1}, InFlight: 4, Partials: 1})
 	p.update(bindings.RunProgress{Seq: 1, Calls: sandbox.CallStats{Total: 1}}) // older: ignored
-	for !strings.Contains(w.String(), "3 calls done") {
-		time.Sleep(time.Millisecond)
+	time.Sleep(time.Millisecond)
+	synctest.Wait() // the tick was drawn
+	if !strings.Contains(w.String(), "3 calls done") {
+		t.Fatalf("after a tick: %q, want the newest snapshot drawn", w.String())
 	}
 	p.stop()
 	out := w.String()

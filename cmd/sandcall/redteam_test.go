@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -93,7 +94,7 @@ func loadHostile(t *testing.T, dir, prefix string) []hostile {
 }
 
 // TestRedteamProcessTier runs every hostile program of the project's suite
-// (testdata/redteam, one or more per class of ../shared/redteam/README.md)
+// (testdata/redteam, one or more per hostile class)
 // and the shared sample, when present, through real worker processes of the
 // real binary with every confinement layer this machine supports. None is
 // skipped. After each case the server still answers, no secret of its
@@ -120,7 +121,9 @@ func redteamProcessTier(t *testing.T, reuse int) {
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	limits := sandbox.Limits{Timeout: 3 * time.Second}.Resolve()
+	// Each case gets one of two deadlines (see deadline below); the workers
+	// allow the longer.
+	limits := sandbox.Limits{Timeout: hangDeadline}.Resolve()
 	args := workerArgs(limits, true, reuse)
 	rep := confine.Probe(confine.Config{WorkerArgs: args, Executable: bin})
 	t.Logf("tier: %s", rep.Tier())
@@ -128,13 +131,17 @@ func redteamProcessTier(t *testing.T, reuse int) {
 	var logs, audit syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	pool, err := process.New(process.Config{
-		Command:     append([]string{bin}, args...),
-		Size:        2,
-		Reuse:       reuse,
-		MemoryBytes: limits.MemoryBytes,
-		SysProcAttr: rep.SysProcAttr(),
-		Env:         append(rep.Environ(), "GOGC=off"),
-		Logger:      log,
+		Command: append([]string{bin}, args...),
+		Size:    2,
+		Reuse:   reuse,
+		// Cases run two at a time and memory bombs kill their workers: on a
+		// loaded machine a refill took over the 5 s default queue wait
+		// (E_BUSY). Waiting does not count against a run's deadline.
+		QueueTimeout: 2 * time.Minute,
+		MemoryBytes:  limits.MemoryBytes,
+		SysProcAttr:  rep.SysProcAttr(),
+		Env:          append(rep.Environ(), "GOGC=off"),
+		Logger:       log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -167,46 +174,16 @@ func redteamProcessTier(t *testing.T, reuse int) {
 	} else {
 		t.Log("../shared/redteam not found: running the project's own cases only")
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
-			prog := sandbox.Program{Source: c.src}
-			if c.ts {
-				prog.Language = sandbox.TypeScript
-			}
-			if c.module != nil {
-				prog = sandbox.Program{Language: sandbox.WASM, Module: c.module}
-			}
-			res := runner.Run(ctx, bindings.RunRequest{Program: prog})
-			took := time.Since(start)
-			got := "ok:" + string(res.Result)
-			if !res.OK {
-				got = string(res.Error.Code)
-			}
-			if !matches(got, c.expect) {
-				t.Errorf("got %s (%v), want %s", sandbox.Cap(got, 200), res.Error, strings.Join(c.expect, "|"))
-			}
-			if res.Tier != rep.Tier() {
-				t.Errorf("tier %q, want %q", res.Tier, rep.Tier())
-			}
-			// A hang check, not a speed assertion: every case ends soon
-			// after its deadline.
-			if took > limits.Timeout+5*time.Second {
-				t.Errorf("took %s for a %s deadline", took, limits.Timeout)
-			}
-			b, _ := json.Marshal(res)
-			if bytes.Contains(b, []byte(canary)) {
-				t.Errorf("the canary secret leaked into the result: %.300s", b)
-			}
-			if res.Error != nil && (strings.Contains(res.Error.Message, "goroutine ") || strings.Contains(res.Error.Message, "/tmp/")) {
-				t.Errorf("error leaks a stack or a path: %q", res.Error.Message)
-			}
-			// The server still answers.
-			if out, err := broker.CallDirect(ctx, bindings.LocalPrincipal, "ping", json.RawMessage(`{"n":1}`)); err != nil || string(out) != "2" {
-				t.Fatalf("server does not answer after the case: %s, %v", out, err)
-			}
-		})
-	}
+	// The cases run two at a time, one per warm worker; the group returns
+	// when all have ended, before the baseline is compared.
+	t.Run("case", func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				runHostile(t, runner, broker, c, rep.Tier(), canary)
+			})
+		}
+	})
 
 	g, heap := settle(pool)
 	// Each worker the pool holds has goroutines of its own in the server
@@ -225,6 +202,67 @@ func redteamProcessTier(t *testing.T, reuse int) {
 	}
 	if !strings.Contains(audit.String(), `"tier":"`+rep.Tier()+`"`) {
 		t.Errorf("audit run records do not name the tier")
+	}
+}
+
+// The two deadlines of the red-team cases. A case whose expected endings
+// include E_TIMEOUT gets the short one: it ends there or at one of the
+// others listed. Every other case gets the long one, a hang guard only, so
+// that the limit the case is about (memory, output, stack, …) is the only
+// one that can trip: with a short deadline, a memory bomb on 2 loaded
+// cores ended at the deadline first (E_TIMEOUT for E_MEMORY), a race the
+// test must not depend on.
+const (
+	timeoutDeadline = 3 * time.Second
+	hangDeadline    = sandbox.MaxTimeout
+)
+
+func deadline(expect []string) time.Duration {
+	if slices.Contains(expect, string(sandbox.ETimeout)) {
+		return timeoutDeadline
+	}
+	return hangDeadline
+}
+
+// runHostile runs one hostile case and checks its ending, the tier, that
+// nothing leaks, and that the server still answers.
+func runHostile(t *testing.T, runner *bindings.Runner, broker *bindings.Broker, c hostile, tier, canary string) {
+	ctx := context.Background()
+	start := time.Now()
+	prog := sandbox.Program{Source: c.src}
+	if c.ts {
+		prog.Language = sandbox.TypeScript
+	}
+	if c.module != nil {
+		prog = sandbox.Program{Language: sandbox.WASM, Module: c.module}
+	}
+	res := runner.Run(ctx, bindings.RunRequest{Program: prog, Limits: sandbox.Limits{Timeout: deadline(c.expect)}})
+	took := time.Since(start)
+	got := "ok:" + string(res.Result)
+	if !res.OK {
+		got = string(res.Error.Code)
+	}
+	if !matches(got, c.expect) {
+		t.Errorf("got %s (%v), want %s", sandbox.Cap(got, 200), res.Error, strings.Join(c.expect, "|"))
+	}
+	if res.Tier != tier {
+		t.Errorf("tier %q, want %q", res.Tier, tier)
+	}
+	// A hang check, not a speed assertion: every case ends soon after
+	// its deadline (plus a wait for a worker: memory bombs kill theirs).
+	if d := deadline(c.expect); took > d+30*time.Second {
+		t.Errorf("took %s for a %s deadline", took, d)
+	}
+	b, _ := json.Marshal(res)
+	if bytes.Contains(b, []byte(canary)) {
+		t.Errorf("the canary secret leaked into the result: %.300s", b)
+	}
+	if res.Error != nil && (strings.Contains(res.Error.Message, "goroutine ") || strings.Contains(res.Error.Message, "/tmp/")) {
+		t.Errorf("error leaks a stack or a path: %q", res.Error.Message)
+	}
+	// The server still answers.
+	if out, err := broker.CallDirect(ctx, bindings.LocalPrincipal, "ping", json.RawMessage(`{"n":1}`)); err != nil || string(out) != "2" {
+		t.Fatalf("server does not answer after the case: %s, %v", out, err)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandcall/sandcall/tools/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 )
 
 const serveExamples = `  # stdio (the default): point an MCP client at this command

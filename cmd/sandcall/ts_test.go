@@ -20,6 +20,9 @@ const tsSDKVersion = "1.32.2"
 // TestTypeScriptSDK runs testdata/ts_client.mjs, a client built on the
 // official TypeScript SDK, against `sandcall serve --demo` over stdio.
 func TestTypeScriptSDK(t *testing.T) {
+	// Parallel: it spends most of its time waiting on a subprocess; the
+	// package's parallel tests run together after the others.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
 	}

@@ -74,6 +74,9 @@ func TestRunCodeWasm(t *testing.T) {
 // TestRunCodeLargeWasmOverStdio sends a 15 MB module (base64: 20 MB, more
 // than the SDK's default 16 MiB stdio line) through run_code over stdio.
 func TestRunCodeLargeWasmOverStdio(t *testing.T) {
+	// Parallel: it spends most of its time waiting on a subprocess; the
+	// package's parallel tests run together after the others.
+	t.Parallel()
 	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm")
 	if err != nil {
 		t.Fatal(err)

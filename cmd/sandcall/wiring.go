@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/inbox"
 	"github.com/sandcall/sandcall/sandbox"
@@ -24,7 +25,6 @@ import (
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // common holds the flags shared by serve and run.

@@ -1,6 +1,6 @@
 // Fan-out: 1,000 trivial tool calls, awaited in parallel batches of 50.
-// The standard workload of ../shared/workloads/fanout.js, for the tool
-// ping({n}) → n + 1. Result: 500500.
+// The standard fan-out workload (README.md, "Standard workloads"), for the
+// tool ping({n}) → n + 1. Result: 500500.
 let total = 0;
 for (let b = 0; b < 20; b++) {
   const batch = [];

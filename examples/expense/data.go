@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// This file ports /work/shared/workloads/expense/reference-data.mjs, the
+// This file ports testdata/reference-data.mjs, the standard workload's
 // specification of the demo data, to Go. Every number is computed with the
 // same IEEE-754 operations in the same order, so the JSON is byte-identical.
 // Products are wrapped in float64(...) so that no compiler may fuse them

@@ -1,5 +1,5 @@
 // Package expense is the expense-check demo toolset of the standard workload
-// (/work/shared/workloads/README.md): three read-only tools over synthetic,
+// (README.md, "Standard workloads"): three read-only tools over synthetic,
 // deterministic data, and the program that uses them.
 //
 // The tools produce compact JSON byte-identical to the reference generator

@@ -2,15 +2,13 @@ package js
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/sandcall/sandcall/sandbox"
 )
 
-// expenseProgram is the expense workload (a copy of
-// shared/workloads/expense/program.js, read from there when present).
+// expenseProgram is the expense workload's program (examples/expense
+// program.js; this package may not import examples).
 const expenseProgram = `const team = await tools.get_team_members({ department: "engineering" });
 const levels = [...new Set(team.map((m) => m.level))];
 const budgetList = await Promise.all(levels.map((level) => tools.get_budget_by_level({ level })));
@@ -39,18 +37,11 @@ for (let b = 0; b < 20; b++) {
 }
 return total;`
 
-func workload(name, fallback string) string {
-	if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "workloads", name)); err == nil {
-		return string(b)
-	}
-	return fallback
-}
-
 func benchRun(b *testing.B, src string, tools []string, want string) {
 	e := New(Config{})
 	expenseData()
 	job := &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits(), Tools: tools}
-	h := &testHost{}
+	h := newHost()
 	out := e.Execute(context.Background(), job, h)
 	if out.Err != nil || (want != "" && string(out.Value) != want) {
 		b.Fatalf("got %s %v", out.Value, out.Err)
@@ -65,12 +56,12 @@ func benchRun(b *testing.B, src string, tools []string, want string) {
 // BenchmarkExpense is the expense workload: 56 calls, about 313 KB of
 // results, a fresh runtime per run.
 func BenchmarkExpense(b *testing.B) {
-	benchRun(b, workload(filepath.Join("expense", "program.js"), expenseProgram), expenseTools, "")
+	benchRun(b, expenseProgram, expenseTools, "")
 }
 
 // BenchmarkFanout is 1,000 trivial calls in batches of 50.
 func BenchmarkFanout(b *testing.B) {
-	benchRun(b, workload("fanout.js", fanoutProgram), []string{"ping"}, "500500")
+	benchRun(b, fanoutProgram, []string{"ping"}, "500500")
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "calls/s")
 }
 

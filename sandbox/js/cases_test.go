@@ -11,39 +11,8 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/internal/txtar"
 )
-
-// archive is a txtar archive (golang.org/x/tools/txtar's format; that
-// module is not among our dependencies, and the format fits in a function).
-type archive struct {
-	comment string
-	files   map[string]string
-}
-
-func parseArchive(data string) archive {
-	a := archive{files: map[string]string{}}
-	name := ""
-	var body strings.Builder
-	flush := func() {
-		if name == "" {
-			a.comment = body.String()
-		} else {
-			a.files[name] = body.String()
-		}
-		body.Reset()
-	}
-	for _, line := range strings.SplitAfter(data, "\n") {
-		t := strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			flush()
-			name = strings.TrimSpace(t[3 : len(t)-3])
-			continue
-		}
-		body.WriteString(line)
-	}
-	flush()
-	return a
-}
 
 // caseSpec is one data-driven case: testdata/*.txtar. The comment holds
 // "key: value" lines:
@@ -68,9 +37,9 @@ func loadCase(t *testing.T, path string) caseSpec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := parseArchive(string(data))
-	c := caseSpec{keys: map[string]string{}, files: a.files}
-	for _, line := range strings.Split(a.comment, "\n") {
+	a := txtar.Parse(string(data))
+	c := caseSpec{keys: map[string]string{}, files: a.Files}
+	for _, line := range strings.Split(a.Comment, "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
 			c.keys[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
@@ -174,7 +143,7 @@ func TestCases(t *testing.T) {
 				Limits:  c.limits(t),
 				Tools:   testTools,
 			}
-			out := e.Execute(context.Background(), job, &testHost{})
+			out := e.Execute(context.Background(), job, newHost())
 			checkOutcome(t, out, c.keys["expect"], c.keys["result"])
 			if c.keys["logs_truncated"] == "true" && !out.LogsTruncated {
 				t.Errorf("LogsTruncated = false, want true")
@@ -184,7 +153,7 @@ func TestCases(t *testing.T) {
 			}
 			if next, ok := c.files["next.js"]; ok {
 				job := &sandbox.Job{Program: sandbox.Program{Source: next}, Limits: c.limits(t), Tools: testTools}
-				out := e.Execute(context.Background(), job, &testHost{})
+				out := e.Execute(context.Background(), job, newHost())
 				checkOutcome(t, out, "ok", c.keys["next"])
 			}
 		})

@@ -16,7 +16,7 @@
 // console.log/info/warn/error/debug (captured into Outcome.Logs), progress(value)
 // (saves the compact JSON of value as Outcome.Partial, the last one wins,
 // bounded by the result budget; what the run reports if it then fails) and
-// the ToolError class that failed calls reject with (from bindings/prelude).
+// the ToolError class that failed calls reject with (from sandbox/js/prelude).
 // A host that implements sandbox.LogSink or sandbox.PartialSink gets each log
 // entry and each saved value as it happens.
 // Nothing else: no require, fetch, process, timers, eval or Function

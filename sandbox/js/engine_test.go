@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestRedteamSample runs the shared sample of hostile programs with the
@@ -41,11 +42,11 @@ func TestRedteamSample(t *testing.T) {
 				l.Timeout = 20 * time.Second
 			}
 			job := &sandbox.Job{Program: sandbox.Program{Source: string(data)}, Limits: l, Tools: expenseTools}
-			out := e.Execute(context.Background(), job, &testHost{})
+			out := e.Execute(context.Background(), job, newHost())
 			checkOutcome(t, out, expect, "")
 			if strings.Contains(first, "next run") {
 				next := &sandbox.Job{Program: sandbox.Program{Source: "return ({}).polluted === undefined"}, Limits: l}
-				checkOutcome(t, e.Execute(context.Background(), next, &testHost{}), "ok:true", "")
+				checkOutcome(t, e.Execute(context.Background(), next, newHost()), "ok:true", "")
 			}
 		})
 	}
@@ -69,11 +70,17 @@ func TestNoGoroutineLeak(t *testing.T) {
 		`const ps = []; for (let i = 0; i < 100; i++) ps.push(tools.ping({n: i})); return 1`,
 	} {
 		job := &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: l, Tools: testTools}
-		e.Execute(context.Background(), job, &testHost{})
+		e.Execute(context.Background(), job, newHost())
 	}
+	// Cancelled once the call is in flight (the tool itself cancels), with
+	// the default deadline: the cancellation is the only way this run ends.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	out := e.Execute(ctx, &sandbox.Job{Program: sandbox.Program{Source: `await tools.slow()`}, Limits: l, Tools: testTools}, &testHost{})
+	h := sandboxtest.New(map[string]sandboxtest.Func{"slow": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	out := e.Execute(ctx, &sandbox.Job{Program: sandbox.Program{Source: `await tools.slow()`}, Limits: sandbox.DefaultLimits(), Tools: testTools}, h)
 	if out.Err == nil || out.Err.Code != sandbox.ECancelled {
 		t.Errorf("cancelled run: got %v, want E_CANCELLED", out.Err)
 	}
@@ -123,7 +130,7 @@ func TestSyntaxErrorPosition(t *testing.T) {
 		{"return {", "line 1:"},
 	} {
 		out := New(Config{}).Execute(context.Background(),
-			&sandbox.Job{Program: sandbox.Program{Source: tc.src}, Limits: sandbox.DefaultLimits()}, &testHost{})
+			&sandbox.Job{Program: sandbox.Program{Source: tc.src}, Limits: sandbox.DefaultLimits()}, newHost())
 		if out.Err == nil || out.Err.Code != sandbox.ESyntax || !strings.Contains(out.Err.Message, tc.where) || out.Err.Hint == "" {
 			t.Errorf("%q: got %v, want E_SYNTAX at %s with a hint", tc.src, out.Err, tc.where)
 		}
@@ -133,13 +140,13 @@ func TestSyntaxErrorPosition(t *testing.T) {
 func TestGuestErrorPosition(t *testing.T) {
 	src := "const a = 1\n  throw new RangeError('bad ' + a)"
 	out := New(Config{}).Execute(context.Background(),
-		&sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits()}, &testHost{})
+		&sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits()}, newHost())
 	if out.Err == nil || out.Err.Code != sandbox.EGuestError || !strings.Contains(out.Err.Message, "RangeError: bad 1") ||
 		!strings.Contains(out.Err.Message, "line 2:") {
 		t.Fatalf("got %v", out.Err)
 	}
 	out = New(Config{}).Execute(context.Background(),
-		&sandbox.Job{Program: sandbox.Program{Source: "throw new Error('x')"}, Limits: sandbox.DefaultLimits()}, &testHost{})
+		&sandbox.Job{Program: sandbox.Program{Source: "throw new Error('x')"}, Limits: sandbox.DefaultLimits()}, newHost())
 	if out.Err == nil || !strings.Contains(out.Err.Message, "line 1:7") {
 		t.Fatalf("line 1 column not mapped to the user's source: %v", out.Err)
 	}
@@ -148,7 +155,7 @@ func TestGuestErrorPosition(t *testing.T) {
 func TestToolErrorPreserved(t *testing.T) {
 	out := New(Config{}).Execute(context.Background(), &sandbox.Job{
 		Program: sandbox.Program{Source: `await tools.get_budget_by_level({ level: "L9" })`},
-		Limits:  sandbox.DefaultLimits(), Tools: expenseTools}, &testHost{})
+		Limits:  sandbox.DefaultLimits(), Tools: expenseTools}, newHost())
 	if out.Err == nil || out.Err.Code != sandbox.EToolArgs || out.Err.Hint == "" || out.Err.Path != "/level" {
 		t.Fatalf("got %+v", out.Err)
 	}
@@ -160,7 +167,7 @@ func TestProgramCache(t *testing.T) {
 	e := New(Config{ProgramCacheSize: 2})
 	for i := 0; i < 5; i++ {
 		for _, src := range []string{"return 1", "return 2", "return 3"} {
-			out := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits()}, &testHost{})
+			out := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits()}, newHost())
 			checkOutcome(t, out, "ok:"+src[len(src)-1:], "")
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
-	"github.com/sandcall/sandcall/bindings/prelude"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/js/prelude"
 )
 
 // regexpMatchTimeout bounds one backtracking regular expression match (goja

@@ -7,27 +7,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
-// testHost serves canned JSON shaped like the expense workload (same
-// shapes and sizes, pre-encoded), plus a few tools for tests:
-//
-//	ping({n})             → n+1
-//	echo(args)            → args
-//	slow()                → blocks until cancelled
-//	fail()                → E_TOOL_FAILED (retryable)
-//	deny()                → E_TOOL_DENIED with a rule
-//
-// Unknown names get E_TOOL_UNKNOWN. The limits of a real broker are not
-// modelled, except the in-flight high-water mark, which is recorded.
-type testHost struct {
-	calls    atomic.Int64
-	inflight atomic.Int64
-	maxIn    atomic.Int64
-}
+// newHost returns the scriptable fake broker of sandbox/sandboxtest: its
+// standard tools (ping, echo, nap, slow, fail, deny) and the expense
+// workload's, serving canned JSON of the same shapes and sizes,
+// pre-encoded. The limits of a real broker are not modelled.
+func newHost() *sandboxtest.Host { return sandboxtest.New(expenseFuncs) }
 
 var expenseTools = []string{"get_team_members", "get_budget_by_level", "get_expenses"}
 var testTools = append([]string{"ping", "echo", "slow", "fail", "deny"}, expenseTools...)
@@ -84,36 +73,12 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func (h *testHost) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-	h.calls.Add(1)
-	n := h.inflight.Add(1)
-	defer h.inflight.Add(-1)
-	for {
-		m := h.maxIn.Load()
-		if n <= m || h.maxIn.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	switch tool {
-	case "ping":
-		var a struct{ N int64 }
-		if err := json.Unmarshal(args, &a); err != nil {
-			return nil, &sandbox.Error{Code: sandbox.EToolArgs, Message: "n must be a number", Path: "/n"}
-		}
-		return strconv.AppendInt(nil, a.N+1, 10), nil
-	case "echo":
-		return args, nil
-	case "slow":
-		<-ctx.Done()
-		return nil, ctx.Err()
-	case "fail":
-		return nil, &sandbox.Error{Code: sandbox.EToolFailed, Message: "upstream unavailable", Hint: "Try again later.", Retryable: true}
-	case "deny":
-		return nil, &sandbox.Error{Code: sandbox.EToolDenied, Message: "denied by policy", Rule: "no-deny", Hint: "Ask a person."}
-	case "get_team_members":
+var expenseFuncs = map[string]sandboxtest.Func{
+	"get_team_members": func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		expenseData()
 		return teamJSON, nil
-	case "get_budget_by_level":
+	},
+	"get_budget_by_level": func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		expenseData()
 		var a struct {
 			Level string `json:"level"`
@@ -122,11 +87,12 @@ func (h *testHost) Call(ctx context.Context, tool string, args json.RawMessage) 
 		if b, ok := budgetJSON[a.Level]; ok {
 			return b, nil
 		}
-		return nil, &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Path: "/level",
+		return nil, &sandbox.Error{Code: sandbox.EToolArgs, Path: "/level",
 			Message:       fmt.Sprintf("level %q is not one of the allowed values", a.Level),
 			Hint:          "Use one of L1, L2, L3, L4, L5.",
 			AllowedValues: []any{"L1", "L2", "L3", "L4", "L5"}}
-	case "get_expenses":
+	},
+	"get_expenses": func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		expenseData()
 		var a struct {
 			MemberID string `json:"member_id"`
@@ -137,7 +103,5 @@ func (h *testHost) Call(ctx context.Context, tool string, args json.RawMessage) 
 			return b, nil
 		}
 		return []byte("[]"), nil
-	}
-	return nil, &sandbox.Error{Code: sandbox.EToolUnknown, Tool: tool,
-		Message: fmt.Sprintf("no tool named %q", tool), Hint: "Use search_tools to find tools."}
+	},
 }

@@ -18,7 +18,7 @@ func runLazy(t *testing.T, src, input string) *sandbox.Outcome {
 		Limits:  sandbox.DefaultLimits(),
 		Tools:   testTools,
 	}
-	return New(Config{}).Execute(context.Background(), job, &testHost{})
+	return New(Config{}).Execute(context.Background(), job, newHost())
 }
 
 // TestLazySemantics checks that tool results (lazy wrappers) behave like
@@ -163,7 +163,7 @@ func TestLazyErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &sandbox.Job{Program: sandbox.Program{Source: tc.src}, Limits: sandbox.DefaultLimits(), Tools: testTools}
 			job.Limits.MaxResultBytes = 4096
-			out := New(Config{}).Execute(context.Background(), job, &testHost{})
+			out := New(Config{}).Execute(context.Background(), job, newHost())
 			checkOutcome(t, out, tc.want, "")
 		})
 	}

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
-// sinkHost is a testHost that also records what the engine streams: log
+// sinkHost is the fake host that also records what the engine streams: log
 // entries (sandbox.LogSink) and partial results (sandbox.PartialSink).
 type sinkHost struct {
-	testHost
+	*sandboxtest.Host
 	mu       sync.Mutex
 	logs     []string
 	partials []string
@@ -69,7 +70,7 @@ func TestProgressValue(t *testing.T) {
 				time.AfterFunc(100*time.Millisecond, cancel)
 				ctx = c
 			}
-			h := &sinkHost{}
+			h := &sinkHost{Host: newHost()}
 			out := e.Execute(ctx, &sandbox.Job{Program: sandbox.Program{Source: tc.src}, Limits: lim, Tools: testTools}, h)
 			var code sandbox.Code
 			if out.Err != nil {
@@ -113,7 +114,7 @@ func TestKeepResult(t *testing.T) {
 	} {
 		job := &sandbox.Job{Program: sandbox.Program{Source: src, Input: json.RawMessage(mustJSON(tc.n))},
 			Limits: sandbox.DefaultLimits(), KeepResultBytes: tc.keep}
-		out := e.Execute(context.Background(), job, &testHost{})
+		out := e.Execute(context.Background(), job, newHost())
 		var code sandbox.Code
 		if out.Err != nil {
 			code = out.Err.Code
@@ -137,7 +138,7 @@ func TestKeepResult(t *testing.T) {
 func TestEmptyLogsAreCounted(t *testing.T) {
 	e := New(Config{})
 	lim := sandbox.Limits{Timeout: 5 * time.Second, MaxLogBytes: 100}.Resolve()
-	h := &sinkHost{}
+	h := &sinkHost{Host: newHost()}
 	out := e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{
 		Source: `console.log("abc"); for (let i = 0; i < 20000; i++) console.log(); return 1`}, Limits: lim}, h)
 	if out.Err != nil {

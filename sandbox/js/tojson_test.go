@@ -13,7 +13,7 @@ import (
 // newTestRun returns a run with a set-up runtime, for converter tests.
 func newTestRun(t testing.TB) *run {
 	t.Helper()
-	r := newRun(context.Background(), &sandbox.Job{}, sandbox.DefaultLimits(), &testHost{})
+	r := newRun(context.Background(), &sandbox.Job{}, sandbox.DefaultLimits(), newHost())
 	r.rt = goja.New()
 	if err := r.setup(nil); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/internal/txtar"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/sandbox/wasm"
 )
@@ -36,38 +37,6 @@ const errorJSON = `const errorJSON = (e) => {
 }
 `
 
-// archive is a txtar archive (the format of golang.org/x/tools/txtar,
-// which is not among our dependencies).
-type archive struct {
-	comment string
-	files   map[string]string
-}
-
-func parseArchive(data string) archive {
-	a := archive{files: map[string]string{}}
-	name := ""
-	var body strings.Builder
-	flush := func() {
-		if name == "" {
-			a.comment = body.String()
-		} else {
-			a.files[name] = body.String()
-		}
-		body.Reset()
-	}
-	for _, line := range strings.SplitAfter(data, "\n") {
-		t := strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			flush()
-			name = strings.TrimSpace(t[3 : len(t)-3])
-			continue
-		}
-		body.WriteString(line)
-	}
-	flush()
-	return a
-}
-
 // parityCase is one testdata/*.txtar.
 type parityCase struct {
 	name   string
@@ -85,25 +54,25 @@ func loadCase(t *testing.T, path string) parityCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := parseArchive(string(data))
+	a := txtar.Parse(string(data))
 	c := parityCase{name: strings.TrimSuffix(filepath.Base(path), ".txtar")}
 	for _, f := range []string{"js", "wasm", "want"} {
-		if strings.TrimSpace(a.files[f]) == "" {
+		if strings.TrimSpace(a.Files[f]) == "" {
 			t.Fatalf("%s: no -- %s -- section", path, f)
 		}
 	}
-	c.js = errorJSON + a.files["js"]
-	c.want = strings.TrimSpace(a.files["want"])
-	c.module = readModule(t, strings.TrimSpace(a.files["wasm"]))
-	if in := strings.TrimSpace(a.files["input"]); in != "" {
+	c.js = errorJSON + a.Files["js"]
+	c.want = strings.TrimSpace(a.Files["want"])
+	c.module = readModule(t, strings.TrimSpace(a.Files["wasm"]))
+	if in := strings.TrimSpace(a.Files["input"]); in != "" {
 		c.input = json.RawMessage(in)
 	}
-	c.host, err = parseHost(a.files["host"])
+	c.host, err = parseHost(a.Files["host"])
 	if err != nil {
 		t.Fatalf("%s: host: %v", path, err)
 	}
 	c.limits = sandbox.DefaultLimits()
-	for _, line := range strings.Split(a.comment, "\n") {
+	for _, line := range strings.Split(a.Comment, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue

@@ -289,8 +289,11 @@ func TestPoolOutcomes(t *testing.T) {
 			if tc.src == "alloc" && raceEnabled {
 				t.Skip("under -race the worker cannot have an address-space limit (ThreadSanitizer reserves terabytes); the E_MEMORY path is tested without -race and through the real binary")
 			}
-			timeout := 5 * time.Second
-			if tc.src == "sleep 5s" {
+			// The deadline is the limit the case is about (sleep), or else
+			// the longest, a hang guard: a stack overflow under -race on 2
+			// loaded cores took over 5 s (E_TIMEOUT for E_STACK).
+			timeout := sandbox.MaxTimeout
+			if tc.want == sandbox.ETimeout {
 				timeout = 300 * time.Millisecond
 			}
 			o := p.Execute(context.Background(), job(tc.src, timeout), &pingHost{})
@@ -353,37 +356,45 @@ func TestPartialLogsSurviveACrash(t *testing.T) {
 	}
 }
 
-func waitWarm(t *testing.T, p *Pool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); len(p.ready) < p.cfg.Size; {
-		if time.Now().After(deadline) {
-			t.Fatal("pool did not warm up")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestBusy(t *testing.T) {
 	p := newPool(t, Config{Size: 1, Queue: -1})
-	waitWarm(t, p)
-	started := make(chan struct{})
+	// Without a queue a job finds the pool warm or gets E_BUSY: wait for the
+	// worker (taken from the ready channel and put back, no polling).
+	w := <-p.ready
+	p.ready <- w
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newRunningHost()
 	done := make(chan *sandbox.Outcome)
-	go func() {
-		close(started)
-		done <- p.Execute(context.Background(), job("sleep 300ms", 2*time.Second), &pingHost{})
-	}()
-	<-started
-	for len(p.ready) != 0 { // the only worker is taken
-		time.Sleep(time.Millisecond)
-	}
-	o := p.Execute(context.Background(), job("return 1", time.Second), &pingHost{})
+	go func() { done <- p.Execute(ctx, job("partial 1", time.Minute), h) }()
+	<-h.running // the only worker is taken: it streamed a value and hangs
+	o := p.Execute(context.Background(), job("return 1", 10*time.Second), &pingHost{})
 	// E_BUSY, unless the refill was quick enough to serve it.
 	if o.Err != nil && (o.Err.Code != sandbox.EBusy || o.Err.Hint == "") {
 		t.Fatalf("second job: %v, want E_BUSY with a hint, or success", o.Err)
 	}
-	if o := <-done; o.Err != nil {
-		t.Fatal(o.Err)
+	cancel()
+	if o := <-done; o.Err == nil || o.Err.Code != sandbox.ECancelled {
+		t.Fatalf("first job: %v, want E_CANCELLED", o.Err)
 	}
+}
+
+// runningHost closes running when the worker streams its first partial
+// value: the job is then running in the worker, whatever the machine's load.
+type runningHost struct {
+	pingHost
+	once    sync.Once
+	running chan struct{}
+	on      func(json.RawMessage) // optional, called with every value
+}
+
+func newRunningHost() *runningHost { return &runningHost{running: make(chan struct{})} }
+
+func (h *runningHost) Partial(v json.RawMessage) {
+	if h.on != nil {
+		h.on(v)
+	}
+	h.once.Do(func() { close(h.running) })
 }
 
 func TestQueueWaitDoesNotEatTimeLimit(t *testing.T) {
@@ -394,9 +405,11 @@ func TestQueueWaitDoesNotEatTimeLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Each job sleeps 250 ms of its 400 ms budget; queued behind the
-			// others it would miss its deadline if waiting counted.
-			out[i] = p.Execute(context.Background(), job("sleep 250ms", 400*time.Millisecond), &pingHost{})
+			// Each job sleeps 600 ms of its 1.5 s budget (900 ms of slack
+			// for a loaded machine); the last one queues behind 1.2 s of the
+			// others' sleeps, so it would miss its deadline if waiting
+			// counted.
+			out[i] = p.Execute(context.Background(), job("sleep 600ms", 1500*time.Millisecond), &pingHost{})
 		}()
 	}
 	wg.Wait()
@@ -421,8 +434,11 @@ func TestKilledFromOutside(t *testing.T) {
 	pids := make(chan int, 16)
 	p := newPool(t, Config{Size: 1, OnStart: func(pid int) error { pids <- pid; return nil }})
 	pid := <-pids
-	time.AfterFunc(100*time.Millisecond, func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	o := p.Execute(context.Background(), job("sleep 10s", 20*time.Second), &pingHost{})
+	// Killed once the job runs in it (it streamed a value), not before:
+	// the pool would replace a worker that died idle.
+	h := newRunningHost()
+	go func() { <-h.running; _ = syscall.Kill(pid, syscall.SIGKILL) }()
+	o := p.Execute(context.Background(), job("partial 1", time.Minute), h)
 	if o.Err == nil || o.Err.Code != sandbox.EWorkerCrashed {
 		t.Fatalf("err = %v, want E_WORKER_CRASHED", o.Err)
 	}
@@ -438,9 +454,12 @@ func TestNoOrphansAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go p.Execute(context.Background(), job("sleep 10s", 20*time.Second), &pingHost{})
-	time.Sleep(200 * time.Millisecond)
+	h := newRunningHost()
+	done := make(chan struct{})
+	go func() { defer close(done); p.Execute(context.Background(), job("partial 1", time.Minute), h) }()
+	<-h.running // a job runs in a worker
 	p.Close()
+	<-done
 	close(pids)
 	n := 0
 	for pid := range pids {
@@ -498,7 +517,9 @@ func BenchmarkPoolCalls(b *testing.B) {
 func TestPartialSurvivesTheKill(t *testing.T) {
 	p := newPool(t, Config{Size: 1, Grace: 50 * time.Millisecond})
 	sink := &partialHost{}
-	o := p.Execute(context.Background(), job("partial 3", 300*time.Millisecond), sink)
+	// The deadline is the only way this job ends; 2 s leave a loaded
+	// machine time to stream the three values first.
+	o := p.Execute(context.Background(), job("partial 3", 2*time.Second), sink)
 	if o.Err == nil || o.Err.Code != sandbox.ETimeout {
 		t.Fatalf("err = %v, want E_TIMEOUT", o.Err)
 	}
@@ -513,8 +534,14 @@ func TestPartialSurvivesTheKill(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	o = p.Execute(ctx, job("partial 2", 10*time.Second), &pingHost{})
+	defer cancel()
+	h := newRunningHost()
+	h.on = func(v json.RawMessage) { // cancelled once the last value arrived
+		if string(v) == `{"done":2}` {
+			cancel()
+		}
+	}
+	o = p.Execute(ctx, job("partial 2", time.Minute), h)
 	if o.Err == nil || o.Err.Code != sandbox.ECancelled || string(o.Partial) != `{"done":2}` {
 		t.Fatalf("cancelled: err %v, partial %s; want E_CANCELLED with {\"done\":2}", o.Err, o.Partial)
 	}
@@ -634,7 +661,9 @@ func (h *partialHost) values() []string {
 func TestPartialFloodIsCoalesced(t *testing.T) {
 	p := newPool(t, Config{Size: 1, Grace: 50 * time.Millisecond})
 	sink := &partialHost{}
-	o := p.Execute(context.Background(), job("partial 20000", 300*time.Millisecond), sink)
+	// Only the deadline ends the job; 3 s leave a loaded machine under -race
+	// time to store all 20,000 values first.
+	o := p.Execute(context.Background(), job("partial 20000", 3*time.Second), sink)
 	if o.Err == nil || o.Err.Code != sandbox.ETimeout || string(o.Partial) != `{"done":20000}` {
 		t.Fatalf("err %v, partial %s; want E_TIMEOUT with the last value", o.Err, o.Partial)
 	}

@@ -20,7 +20,7 @@ func BenchmarkCalls1000(b *testing.B) {
 		e := newEngine(b, cfg)
 		input := `"` + strings.Repeat("x", 998) + `"` // input_len = 1,000 calls
 		j := job(fixture(b, "calls_1000"), input, sandbox.Limits{})
-		h := &testHost{}
+		h := newHost()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			if o := e.Execute(context.Background(), j, h); o.Err != nil || string(o.Value) != "1000" {
@@ -72,7 +72,7 @@ func BenchmarkRunCached(b *testing.B) {
 	benchEngines(b, func(b *testing.B, cfg Config) {
 		e := newEngine(b, cfg)
 		j := job(mod, `{"n":41}`, sandbox.Limits{})
-		h := &testHost{}
+		h := newHost()
 		if o := e.Execute(context.Background(), j, h); o.Err != nil { // compile once
 			b.Fatal(o.Err)
 		}

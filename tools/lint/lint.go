@@ -93,6 +93,7 @@ var Rules = []Rule{
 	{"schema-closed", Error, "Close the input schema: \"additionalProperties\": false at the root, so misspelt arguments are rejected, not ignored."},
 	{"schema-required", Warning, "List the arguments a call needs in \"required\" at the root (the typed Go tools derive it from fields without omitempty)."},
 	{"schema-described", Warning, "Describe every property (its meaning, unit and format), e.g. with a jsonschema struct tag."},
+	{"schema-subset", Warning, "Keep to the keywords sandcall validates itself (see tools/validate.go), or accept that jsonschema-go validates this tool's arguments: over ten times slower per call, with less specific errors."},
 	{"schema-enum", Warning, "The property's description lists its values: make them a closed enum (an enum struct tag), so bad values are rejected with the allowed ones."},
 	{"output-schema", Warning, "Describe the result with an output schema (typed Go tools derive it from the result type)."},
 	{"output-budget", Warning, "Set Tool.OutputBudget to the bytes a result may reasonably take, so one call cannot flood a program or the model."},
@@ -262,11 +263,14 @@ func lintSchema(t *tools.Tool, add func(id, format string, args ...any)) {
 		add("schema-type", "the input schema's root is not an object")
 		return
 	}
-	if !isFalse(s.AdditionalProperties) {
+	if !tools.IsFalseSchema(s.AdditionalProperties) {
 		add("schema-closed", "the input schema's root does not set additionalProperties: false")
 	}
 	if len(s.Properties) > 0 && len(s.Required) == 0 {
 		add("schema-required", "the input schema's root lists no required property")
+	}
+	if kw := tools.BeyondSubset(s); kw != "" {
+		add("schema-subset", "the input schema uses %s, beyond the subset sandcall validates itself: jsonschema-go validates its arguments", kw)
 	}
 	walkProps(s, "", func(path string, p *jsonschema.Schema) {
 		if p.Description == "" && p.Ref == "" {
@@ -301,13 +305,4 @@ func walkProps(s *jsonschema.Schema, path string, f func(string, *jsonschema.Sch
 	if s.Items != nil {
 		walkProps(s.Items, path+"/items", f)
 	}
-}
-
-// isFalse reports whether s is the schema false (accepts nothing).
-func isFalse(s *jsonschema.Schema) bool {
-	if s == nil {
-		return false
-	}
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "false"
 }

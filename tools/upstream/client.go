@@ -22,7 +22,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -486,7 +485,7 @@ func wrapsResult(out any) bool {
 }
 
 // handler forwards a call. A direct caller (an MCP client of sandcall, as
-// bindings.CallInfoFrom tells) gets the upstream's CallToolResult as is,
+// tools.CallerFrom tells) gets the upstream's CallToolResult as is,
 // as JSON (tools.Tool.DirectRaw); anyone else gets the unwrapped value.
 func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -522,7 +521,7 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		// The result's _meta may carry labels (information flow); the
 		// broker decides whether to honour them.
 		tools.ReportResultMeta(ctx, res.Meta)
-		if info, ok := bindings.CallInfoFrom(ctx); ok && info.Caller == tools.Direct {
+		if caller, ok := tools.CallerFrom(ctx); ok && caller == tools.Direct {
 			b, err := json.Marshal(res)
 			if err != nil {
 				return nil, tools.Failed(fmt.Sprintf("upstream server %q: bad result: %v", c.Server.Name, err), "")

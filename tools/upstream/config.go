@@ -254,8 +254,8 @@ type rawServer struct {
 	Enabled *bool             `json:"enabled"`
 	Timeout json.RawMessage   `json:"timeout"`
 
-	FollowRedirects bool `json:"followRedirects"`
-	EnvFile string            `json:"envFile"` // VS Code: KEY=VALUE lines
+	FollowRedirects bool   `json:"followRedirects"`
+	EnvFile         string `json:"envFile"` // VS Code: KEY=VALUE lines
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`)

@@ -20,10 +20,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // Tokens of the in-test HTTP upstream: goodToken may call, limitedToken is

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/tools"
 )
 
 // Bounds of what is kept of a stdio server's stderr: the last
@@ -62,7 +62,7 @@ func (r *stderrRing) tail(n int) []string {
 		if l == "" {
 			continue
 		}
-		out = append(out, bindings.Redact(redactURLs(l)))
+		out = append(out, tools.Redact(redactURLs(l)))
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]

@@ -1,5 +1,7 @@
-// Copied from /work/shared/workloads/expense/reference-data.mjs (the specification
-// of the demo data; only this header added), for the node cross-check in expense_test.go.
+// The standard expense workload's specification of the demo data, copied verbatim
+// (only this header added; the original's sha256 is
+// 441be211ecc46cfc78dbbda0a1b74c6c88684712aa278e6ca3695c3f17db35ce), for the node
+// cross-check in expense_test.go.
 
 // Reference generator for the expense-check demo data (a specification, in JS).
 // The Go demo tools must produce byte-identical JSON for the same inputs.

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/store/storetest"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // replica is one server with its own broker, runner and engine, sharing st

@@ -88,8 +88,11 @@
 // it holds the protocol stream). A panic in a handler becomes an E_INTERNAL
 // result; the panic goes to Config.Logger, never to the client. HTTPHandler
 // keeps the SDK's DNS-rebinding protection on, refuses cross-origin requests
-// and caps request bodies (see HTTPHandler). There is no authentication yet:
-// every session acts for Config.Principal.
+// and caps request bodies (see HTTPHandler). Over HTTP, when Config.Tokens is
+// set, every request needs a bearer token, stored hashed (HashToken), and its
+// session acts for the token's principal; otherwise (stdio, or HTTP without
+// tokens, which serve allows on loopback only) every session acts for
+// Config.Principal.
 //
 // # Limits
 //

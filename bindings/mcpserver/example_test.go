@@ -8,9 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // Embed sandcall with one custom typed tool, and talk to it with an MCP

@@ -16,11 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 // longResult is run_code's structured content with the long-run fields.
@@ -37,8 +37,8 @@ type longResult struct {
 // sends it).
 func (w *wireLog) waitWire(t *testing.T, want string) json.RawMessage {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	timeout := time.After(time.Minute) // a hang guard
+	for {
 		w.mu.Lock()
 		for _, r := range w.results {
 			if bytes.Contains(r, []byte(want)) {
@@ -46,11 +46,15 @@ func (w *wireLog) waitWire(t *testing.T, want string) json.RawMessage {
 				return r
 			}
 		}
+		added := w.added()
 		w.mu.Unlock()
-		time.Sleep(time.Millisecond)
+		select {
+		case <-added: // look again
+		case <-timeout:
+			t.Fatalf("no result with %s on the wire", want)
+			return nil
+		}
 	}
-	t.Fatalf("no result with %s on the wire", want)
-	return nil
 }
 
 // TestCancelReturnsWhatIsKnown: a run cancelled by the client ends with
@@ -430,12 +434,12 @@ func BenchmarkCancel(b *testing.B) {
 		cancel()
 		for {
 			wire.mu.Lock()
-			n := len(wire.results)
+			n, added := len(wire.results), wire.added()
 			wire.mu.Unlock()
 			if n > 0 {
 				break
 			}
-			time.Sleep(20 * time.Microsecond)
+			<-added
 		}
 		lat = append(lat, time.Since(t0))
 		<-done

@@ -1,15 +1,15 @@
-package bindings_test
+package tools_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
 
-	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/tools"
 )
 
 func ExampleVisible() {
-	fmt.Println(bindings.Visible("pay \u202E0001 DSU\u202C to\u200Bbob"))
+	fmt.Println(tools.Visible("pay \u202E0001 DSU\u202C to\u200Bbob"))
 	// Output: pay \u202E0001 DSU\u202C to\u200Bbob
 }
 
@@ -18,7 +18,7 @@ func ExampleVisible() {
 func TestVisibleKeepsJSON(t *testing.T) {
 	for _, s := range []string{"a\u202Eb", "tag\U000E0041", "x\u2028y\x7fz", "plain", "tab\tnew\nline", "\u00adsoft"} {
 		raw, _ := json.Marshal(s)
-		esc := bindings.Visible(string(raw))
+		esc := tools.Visible(string(raw))
 		var back string
 		if err := json.Unmarshal([]byte(esc), &back); err != nil || back != s {
 			t.Errorf("%q: escaped %s decodes to %q, %v", s, esc, back, err)

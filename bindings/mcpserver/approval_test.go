@@ -12,12 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 func mustPolicy(t *testing.T, src string) bindings.Authorizer {

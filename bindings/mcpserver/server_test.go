@@ -19,12 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/expense"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
-	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 const summarySHA256 = "ced1ffb502f5a3b35468831e1b0cdef8f4aa4595953c23304d30e28b5555c250"
@@ -689,6 +689,16 @@ type wireLog struct {
 	mcp.Transport
 	mu      sync.Mutex
 	results []json.RawMessage
+	more    chan struct{} // receives after a result was added (buffer 1)
+}
+
+// added returns the channel that receives after a result is added; call
+// with mu held.
+func (w *wireLog) added() chan struct{} {
+	if w.more == nil {
+		w.more = make(chan struct{}, 1)
+	}
+	return w.more
 }
 
 func (w *wireLog) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -709,6 +719,10 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if r, ok := m.(*jsonrpc.Response); ok && len(r.Result) > 0 {
 		c.log.mu.Lock()
 		c.log.results = append(c.log.results, bytes.Clone(r.Result))
+		select {
+		case c.log.added() <- struct{}{}:
+		default:
+		}
 		c.log.mu.Unlock()
 	}
 	return m, err

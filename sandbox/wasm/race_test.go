@@ -1,0 +1,6 @@
+//go:build race
+
+package wasm
+
+// raceEnabled: the race detector slows wazero's compiler about tenfold.
+const raceEnabled = true
