@@ -25,7 +25,7 @@ import (
 // properties each), repeated with a numeric suffix past its size.
 func catalogOf(t *testing.T, n int) []*tools.Tool {
 	t.Helper()
-	f, err := os.Open("../search/testdata/catalog.txt")
+	f, err := os.Open("../../tools/search/testdata/catalog.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
