@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/confine"
@@ -28,14 +27,6 @@ func cmdDoctor(ctx context.Context, e *env, args []string) int {
 	w := e.stdout
 	fmt.Fprintf(w, "sandcall %s on %s/%s, %d CPUs\n\n", version, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprint(w, rep.String())
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "CGO_ENABLED" && s.Value == "1" {
-				fmt.Fprintln(w, "\nnote: this binary links cgo, so Landlock is entered by re-executing the worker (about 6 ms per worker);")
-				fmt.Fprintln(w, "      build with CGO_ENABLED=0 to confine all threads in place.")
-			}
-		}
-	}
 	fmt.Fprintln(w, "\nThe in-process tier (--isolation inprocess) has none of these: it is not a security boundary.")
 	return exitOK
 }

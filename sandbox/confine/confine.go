@@ -44,7 +44,7 @@ type Report struct {
 	Layers []Status
 
 	// landlock is how Landlock reaches every thread of the worker:
-	// landlockAllThreads or landlockExec; "" when inactive.
+	// landlockAllThreads, landlockEarly or landlockExec; "" when inactive.
 	landlock string
 	// abi is the kernel's Landlock ABI version, when LayerLandlock is active.
 	abi int

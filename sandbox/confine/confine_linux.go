@@ -64,9 +64,13 @@ func Probe(cfg Config) Report {
 		abi = v
 		r.abi = v
 		want[LayerLandlock] = true
-		r.landlock = landlockExec
-		if allThreadsWorks() {
+		switch {
+		case allThreadsWorks():
 			r.landlock = landlockAllThreads
+		case earlyAvailable && !preferExec:
+			r.landlock = landlockEarly
+		default:
+			r.landlock = landlockExec
 		}
 	}
 	switch err := seccompAvailable(); {
@@ -162,8 +166,11 @@ func probeChild(r *Report, exe string, args []string, want map[Layer]bool, abi i
 				r.set(l, false, "%s", res)
 			case l == LayerLandlock:
 				how := "every thread via AllThreadsSyscall, from worker start-up"
-				if r.landlock == landlockExec {
+				switch r.landlock {
+				case landlockExec:
 					how = "every thread via re-exec of the worker from a confined thread (cgo binary); read+execute of the binary and its shared libraries remain"
+				case landlockEarly:
+					how = "every thread, entered by a C constructor before the Go runtime starts (cgo binary, no re-exec)"
 				}
 				r.set(l, true, "ABI %d: %s; %s", abi, landlockWhat(abi), how)
 			default:
@@ -197,6 +204,9 @@ func runProbe(cand Report, exe string, args []string, abi int) (map[Layer]string
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = []string{EnvVar + "=" + cand.encode(abi, true), "MALLOC_ARENA_MAX=1"}
+	if cand.Active(LayerLandlock) && cand.landlock == landlockEarly {
+		cmd.Env = append(cmd.Env, earlyEnv(abi))
+	}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = cand.SysProcAttr()
 	var stdout, stderr bytes.Buffer
@@ -265,7 +275,11 @@ func (r Report) SysProcAttr() *syscall.SysProcAttr {
 func (r Report) Environ() []string {
 	// MALLOC_ARENA_MAX=1: in a cgo binary, each glibc malloc arena reserves
 	// 64 MiB of address space, which RLIMIT_AS would have to cover.
-	return []string{EnvVar + "=" + r.encode(r.abi, false), "MALLOC_ARENA_MAX=1"}
+	env := []string{EnvVar + "=" + r.encode(r.abi, false), "MALLOC_ARENA_MAX=1"}
+	if r.Active(LayerLandlock) && r.landlock == landlockEarly {
+		env = append(env, earlyEnv(r.abi))
+	}
+	return env
 }
 
 // encode writes the layers the worker applies itself, plus the namespaces
@@ -317,7 +331,7 @@ func decode(v string) (Report, workerPlan, error) {
 		case LayerLandlock:
 			mode, n, _ := strings.Cut(arg, ":")
 			abi, err := strconv.Atoi(n)
-			if err != nil || (mode != landlockAllThreads && mode != landlockExec) {
+			if err != nil || (mode != landlockAllThreads && mode != landlockExec && mode != landlockEarly) {
 				return r, p, fmt.Errorf("%s: bad landlock token %q", EnvVar, tok)
 			}
 			r.landlock, p.abi = mode, abi
@@ -349,29 +363,44 @@ func Enter() (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	early, earlyErr, earlyFD := earlyResult()
+	os.Unsetenv(earlyEnvVar)
 	if p.statusFD >= 0 {
 		statusFD = p.statusFD
 		unix.CloseOnExec(statusFD)
+	} else if earlyFD >= 0 {
+		statusFD = earlyFD
 	} else if fd, err := unix.Open("/proc/self/status", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 		statusFD = fd
 	}
 	if p.probe {
-		probeWorker(r, v, p)
+		probeWorker(r, v, p, early, earlyErr)
 		os.Exit(0)
 	}
-	if err := enterLandlock(r, v, p); err != nil {
+	if err := enterLandlock(r, v, p, early, earlyErr); err != nil {
 		return Report{}, err
 	}
 	os.Unsetenv(EnvVar)
 	return r, nil
 }
 
-func enterLandlock(r Report, v string, p workerPlan) error {
+func enterLandlock(r Report, v string, p workerPlan, early bool, earlyErr error) error {
 	if !r.Active(LayerLandlock) || p.landlocked {
 		return nil
 	}
-	if r.landlock == landlockAllThreads {
+	switch r.landlock {
+	case landlockAllThreads:
 		return landlockAll(p.abi)
+	case landlockEarly:
+		// Fail closed: a worker asked for the constructor's domain runs
+		// only if the constructor entered it.
+		switch {
+		case earlyErr != nil:
+			return fmt.Errorf("landlock before the Go runtime: %w", earlyErr)
+		case !early:
+			return fmt.Errorf("landlock before the Go runtime: not entered (no C constructor in this binary, or %s unset)", earlyEnvVar)
+		}
+		return nil
 	}
 	// The status descriptor survives the exec, for RestrictSelf's VmSize.
 	tok := ",landlocked"
@@ -391,9 +420,9 @@ func enterLandlock(r Report, v string, p workerPlan) error {
 
 // probeWorker applies the candidate layers and reports on each, one
 // "layer result" line to stdout.
-func probeWorker(r Report, v string, p workerPlan) {
+func probeWorker(r Report, v string, p workerPlan, early bool, earlyErr error) {
 	if r.Active(LayerLandlock) {
-		if err := enterLandlock(r, v, p); err != nil {
+		if err := enterLandlock(r, v, p, early, earlyErr); err != nil {
 			fmt.Printf("landlock %v\n", err)
 		} else if _, err := os.Open("/"); !errors.Is(err, unix.EACCES) {
 			fmt.Printf("landlock not enforced: opening / gave %v\n", err)

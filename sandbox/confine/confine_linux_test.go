@@ -111,6 +111,11 @@ func childMain(scenario string, args []string) {
 		time.Sleep(time.Minute)
 	case "sleep":
 		time.Sleep(time.Minute)
+	case "read-threads":
+		// Reads from many OS threads at once, the worker's own binary
+		// included: a domain that missed a thread shows here.
+		readThreads()
+		os.Exit(0)
 	}
 	os.Exit(5)
 }
@@ -147,8 +152,14 @@ func TestProbeDisable(t *testing.T) {
 // startWorker starts the test binary as a worker of r.
 func startWorker(t testing.TB, r Report, scenario string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	return startWorkerEnv(t, r, r.Environ(), scenario, args...)
+}
+
+// startWorkerEnv starts the test binary as a worker of r with env.
+func startWorkerEnv(t testing.TB, r Report, env []string, scenario string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(SelfExe, append([]string{"confine-child", scenario}, args...)...)
-	cmd.Env = r.Environ()
+	cmd.Env = env
 	cmd.Dir = "/"
 	cmd.SysProcAttr = r.SysProcAttr()
 	var stdout, stderr bytes.Buffer

@@ -47,9 +47,12 @@
 //     filesystem access (no read, write, create, remove, rename, truncate,
 //     device ioctl, directory listing), and with Landlock ABI >= 4 no TCP
 //     bind or connect, with ABI >= 6 no signal or abstract unix socket to
-//     processes outside the worker. In a cgo binary the worker is re-executed
-//     from a confined thread, so read and execute of the binary and its
-//     shared libraries remain allowed (Report says so).
+//     processes outside the worker. Without cgo, AllThreadsSyscall confines
+//     every thread in place; in a cgo binary a C constructor enters the
+//     domain before the Go runtime starts, while the process has one thread.
+//     Only if that is unavailable is the worker re-executed from a confined
+//     thread, and then read and execute of the binary and its shared
+//     libraries remain allowed (Report says which way it went).
 //   - seccomp: a filter on every thread returns EPERM for execve, socket
 //     creation (any family), connect/bind/listen/accept, ptrace,
 //     process_vm_*, pidfd_*, mount and namespace calls, every open and

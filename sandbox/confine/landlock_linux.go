@@ -24,14 +24,35 @@ import (
 //     thread it ever has is confined. Costs one more exec of the binary, and
 //     the ruleset must let the exec happen: read+execute on the binary and on
 //     the files it maps (the ELF interpreter and shared libraries of a cgo
-//     binary), nothing else.
+//     binary), nothing else. Used only if landlockEarly is unavailable.
+//   - landlockEarly: in a cgo binary, a C constructor (early_cgo_linux.go)
+//     restricts the process before the Go runtime starts, while it has one
+//     thread. Every thread inherits the domain, no second exec is needed,
+//     and the ruleset grants nothing (not even read of the binary).
 //
 // LANDLOCK_RESTRICT_SELF_TSYNC (Landlock ABI 8) would make both unnecessary;
 // it is not used yet because no kernel we test on has it.
 const (
 	landlockAllThreads = "allthreads"
 	landlockExec       = "exec"
+	landlockEarly      = "early"
 )
+
+// earlyEnvVar carries the handled rights of the ruleset to the C
+// constructor of a cgo worker ("size:fs:net:scoped", decimal). Its presence
+// asks for landlockEarly; Enter removes it.
+const earlyEnvVar = "SANDCALL_LANDLOCK"
+
+// earlyEnv returns the earlyEnvVar entry for a ruleset denying everything
+// abi knows: the same rights landlockAll and landlockExecSelf handle.
+func earlyEnv(abi int) string {
+	a, size := handled(abi)
+	return fmt.Sprintf("%s=%d:%d:%d:%d", earlyEnvVar, size, a.handledFS, a.handledNet, a.scoped)
+}
+
+// preferExec makes Probe choose landlockExec over landlockEarly, for the
+// tests that keep the re-exec path working.
+var preferExec bool
 
 // landlockABI returns the kernel's Landlock ABI version, or an error saying
 // why Landlock is unusable.

@@ -149,7 +149,7 @@ func unmarshalReport(b []byte) (Report, error) {
 		}
 	}
 	switch c.Landlock {
-	case "", landlockAllThreads, landlockExec:
+	case "", landlockAllThreads, landlockExec, landlockEarly:
 	default:
 		return Report{}, errors.New("cached probe: bad landlock mode")
 	}

@@ -1,0 +1,9 @@
+//go:build linux && !cgo
+
+package confine
+
+// earlyAvailable is false without cgo: there is no C constructor, and
+// syscall.AllThreadsSyscall confines every thread in place instead.
+const earlyAvailable = false
+
+func earlyResult() (applied bool, err error, statusFD int) { return false, nil, -1 }
