@@ -140,6 +140,11 @@ type RunRequest struct {
 	// RunnerConfig.KeepLogBytes) whole in Result.Logs: for local callers,
 	// like the CLI, that print them rather than hand them to a model.
 	WholeResult bool
+	// Seed and Clock fix Math.random and Date for a JavaScript run (see
+	// sandbox.Job.Seed): a run resumed by replay gets the ones of its
+	// first attempt.
+	Seed  uint64
+	Clock time.Time
 }
 
 // RunProgress is a snapshot of a run in progress (RunRequest.Progress).
@@ -321,7 +326,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
 		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep,
-			Principal: h.principal.ID}
+			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.
