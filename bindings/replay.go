@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
 )
@@ -209,3 +210,26 @@ func (r *run) rpApproval(ctx context.Context, info *CallInfo, d Decision, args j
 	rec.decision = "approved"
 	return nil
 }
+
+// MayRequireApproval reports whether the broker's policy can make a call
+// wait for a person's approval: true for a policy with a require_approval
+// rule and for an authorizer that does not say (one that is not a
+// PolicyAuthorizer or DefaultAuthorizer, unless it has the same method).
+// A host fixes Date only for runs that may be resumed (RunRequest.Clock).
+func (b *Broker) MayRequireApproval() bool {
+	switch a := b.authorizer().(type) {
+	case DefaultAuthorizer:
+		return false
+	case interface{ MayRequireApproval() bool }:
+		return a.MayRequireApproval()
+	}
+	return true
+}
+
+// MayRequireApproval reports whether the policy has a require_approval
+// rule.
+func (a *PolicyAuthorizer) MayRequireApproval() bool { return a.checker.MayRequireApproval() }
+
+// ApprovalTimeout is how long a person has to answer an approval
+// (BrokerConfig.ApprovalTimeout): a suspended run's state expires with it.
+func (b *Broker) ApprovalTimeout() time.Duration { return b.approval }
