@@ -136,6 +136,7 @@ func TestApprovalStateChecked(t *testing.T) {
 	if !res.NeedsInput() || res.RequestState == "" || len(res.InputRequests) != 1 {
 		t.Fatalf("want input required: %+v", res)
 	}
+	t.Logf("request state: %d bytes", len(res.RequestState))
 	var id string
 	for k, v := range res.InputRequests {
 		id = k
