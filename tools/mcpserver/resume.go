@@ -170,7 +170,7 @@ func (s *Server) prepareResume(ctx context.Context, req *mcp.CallToolRequest, rr
 	if err := json.Unmarshal(plain, &rs); err != nil || rs.V != 1 || rs.Principal != rr.Principal.ID {
 		return stateError("the request state is not one this server issued")
 	}
-	if time.Now().UnixMilli() > rs.Expires {
+	if time.Now().UnixMilli() >= rs.Expires {
 		return &sandbox.Error{Code: sandbox.EToolDenied, Tool: rs.Pending.Tool,
 			Message: "nobody approved the call to " + rs.Pending.Tool + " within the approval timeout",
 			Hint:    "Call run_code again without requestState and ask the user to answer the approval promptly."}

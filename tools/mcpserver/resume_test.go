@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/mcpserver"
 )
 
 const approvePay = `version: 1
@@ -175,5 +179,48 @@ func TestApprovalStateChecked(t *testing.T) {
 	}
 	if se.counts.Load() != 2 || se.pays.Load() != 1 {
 		t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
+	}
+}
+
+// TestApprovalStateExpires: an answer after approval_timeout is denied
+// (E_TOOL_DENIED), and the pending call is not made.
+func TestApprovalStateExpires(t *testing.T) {
+	var se sideEffects
+	cat, err := tools.NewCatalog(se.tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay),
+		ApprovalTimeout: time.Nanosecond}) // expired by the time anyone answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.HTTPHandler())
+	defer ts.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": payProgram}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := wantCode(t, res, sandbox.EToolDenied); !strings.Contains(e.Message, "approval timeout") || e.Tool != "pay" {
+		t.Errorf("expired: %+v", e)
+	}
+	if se.counts.Load() != 1 || se.pays.Load() != 0 {
+		t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
 	}
 }
