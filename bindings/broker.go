@@ -352,6 +352,10 @@ const (
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	if r.rp != nil { // a resumable run: it suspends only once no call is inside
+		r.rp.enter()
+		defer r.rp.leave()
+	}
 	seq := int(r.seq.Add(1))
 	t0 := time.Now()
 	// The guest chose name: it is capped and cleaned before it reaches a
@@ -473,7 +477,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	switch {
 	case replayed:
 	case r.rp != nil:
-		res, e = r.rp.dispatch(t.Name, args, func() (json.RawMessage, *sandbox.Error) {
+		res, e = r.rp.dispatch(dctx, t.Name, args, func() (json.RawMessage, *sandbox.Error) {
 			return r.dispatchRetrying(dctx, t, args, info, &rec)
 		})
 	default:

@@ -101,18 +101,32 @@ func (s *replayState) answer(tool string, args json.RawMessage) (json.RawMessage
 	return nil, nil, false
 }
 
-// diverged reports a call that the replay must not make: one that is not
-// in the log, made before the pending call was reached. needsApproval
-// calls are not divergences: the first attempt asked about one of them at
-// a time.
+// diverged reports a call that the replay must not make: made before the
+// pending call was reached, it is in no log entry, while an unused entry
+// of the same tool is (the program now calls the tool differently: the
+// same logical call with other arguments, which would do the effect twice).
+// A call of a tool the log does not wait for is new: the first attempt
+// never made it (every call it started is logged), so making it repeats
+// nothing. Calls that need an approval are not divergences: the first
+// attempt asked about one of them at a time.
 func (s *replayState) diverged(tool string) *sandbox.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reached {
 		return nil
 	}
+	waiting := false
+	for i := range s.from {
+		if !s.used[i] && s.from[i].Tool == tool {
+			waiting = true
+			break
+		}
+	}
+	if !waiting {
+		return nil
+	}
 	return &sandbox.Error{Code: sandbox.EToolDenied, Tool: tool,
-		Message: sandbox.Cap(fmt.Sprintf("the resumed run diverged from the run that asked for approval: it called %s, which that run had not called before the approval (a program that depends on something other than its input and tool results, such as the time, takes another path when replayed)", tool), sandbox.MaxMessageBytes),
+		Message: sandbox.Cap(fmt.Sprintf("the resumed run diverged from the run that asked for approval: it called %s with other arguments than that run did before the approval (a program that depends on something other than its input and tool results takes another path when replayed)", tool), sandbox.MaxMessageBytes),
 		Hint:    "Run the program again as a new run_code call (without the request state); make what it calls depend only on its input and tool results."}
 }
 
@@ -129,34 +143,55 @@ func (s *replayState) resolvePending(tool string, args json.RawMessage) (isPendi
 }
 
 // suspendAt makes the run's first call that needs an approval its pending
-// call, lets the calls in flight finish (they are logged), then ends the
-// run. It returns once ctx ends: the call is never made in this attempt.
+// call, lets the other calls in the broker finish (they are logged), then
+// ends the run. It returns once ctx ends: the call is never made in this
+// attempt.
 func (s *replayState) suspendAt(ctx context.Context, tool string, args json.RawMessage, req ApprovalRequest) *sandbox.Error {
 	s.mu.Lock()
 	if s.susp == nil {
 		s.susp = &Suspension{Pending: LoggedCall{Tool: tool, Args: bytes.Clone(args)}, Request: req}
-		if s.active == 0 {
-			s.cancel()
-		}
+	}
+	s.active-- // this call waits: it does not hold the run up
+	if s.active == 0 {
+		s.cancel()
 	}
 	s.mu.Unlock()
 	<-ctx.Done()
+	s.mu.Lock()
+	s.active++ // balanced by the call's leave
+	s.mu.Unlock()
 	return sandbox.Errorf(sandbox.ECancelled, "", "the run waits for a person's approval")
 }
 
-// dispatch makes a call and logs its outcome.
-func (s *replayState) dispatch(tool string, args json.RawMessage, call func() (json.RawMessage, *sandbox.Error)) (json.RawMessage, *sandbox.Error) {
+// enter and leave bracket each call in the broker: a suspended run ends
+// only once no call is inside, so that every call that may have had an
+// effect is in the log. A call the engine had not yet handed to the broker
+// never ran; a replay makes it for real.
+func (s *replayState) enter() {
 	s.mu.Lock()
 	s.active++
 	s.mu.Unlock()
-	res, e := call()
+}
+
+func (s *replayState) leave() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.active--
-	s.done = append(s.done, LoggedCall{Tool: tool, Args: bytes.Clone(args), Result: bytes.Clone(res), Error: e})
 	if s.susp != nil && s.active == 0 {
 		s.cancel()
 	}
+}
+
+// dispatch makes a call and logs its outcome. A call that reaches it
+// after the run was suspended and ended is not made (nor logged).
+func (s *replayState) dispatch(ctx context.Context, tool string, args json.RawMessage, call func() (json.RawMessage, *sandbox.Error)) (json.RawMessage, *sandbox.Error) {
+	if ctx.Err() != nil {
+		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	}
+	res, e := call()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = append(s.done, LoggedCall{Tool: tool, Args: bytes.Clone(args), Result: bytes.Clone(res), Error: e})
 	return res, e
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,5 +121,49 @@ func TestReplayDiverges(t *testing.T) {
 	}
 	if counts.Load() != 1 || pays.Load() != 0 {
 		t.Errorf("%d counts, %d pays; want 1 and 0", counts.Load(), pays.Load())
+	}
+}
+
+// TestSuspendWaitsForCallsInFlight: a call in flight when another needs an
+// approval finishes and is logged (never cancelled: its side effect may
+// have happened), so the replay answers it from the log. Whichever of the
+// two reaches the broker first, count is made once.
+func TestSuspendWaitsForCallsInFlight(t *testing.T) {
+	r, counts, pays := replayRunner(t)
+	release := make(chan struct{})
+	var once sync.Once
+	slow := counter("count", counts)
+	inner := slow.Handler
+	slow.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		select {
+		case <-release: // both calls are in flight
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return inner(ctx, args)
+	}
+	if err := r.broker.catalog.Replace([]string{"count"}, []*tools.Tool{slow}); err != nil {
+		t.Fatal(err)
+	}
+	src := `const [a, p] = await Promise.all([tools.count({n: 1}), tools.pay({amount: 5})]);
+		return [a.call, p.amount]`
+	req := RunRequest{Program: sandbox.Program{Source: src}, Suspend: true, Seed: 1,
+		Progress: func(p RunProgress) {
+			if p.InFlight == 2 {
+				once.Do(func() { close(release) })
+			}
+		}}
+	_, susp := r.RunResumable(context.Background(), req)
+	// count is in the log if it reached the broker before the run ended
+	// (the usual case); if it did not, it never ran.
+	if susp == nil || len(susp.Log) > 1 || (len(susp.Log) == 1 && string(susp.Log[0].Result) != `{"call":1}`) ||
+		counts.Load() != int64(len(susp.Log)) {
+		t.Fatalf("suspension %+v, %d counts", susp, counts.Load())
+	}
+	once.Do(func() { close(release) }) // the replay needs no gate
+	req.Replay = &Replay{Log: susp.Log, Pending: susp.Pending, Approved: true}
+	res, _ := r.RunResumable(context.Background(), req)
+	if !res.OK || string(res.Result) != `[1,5]` || counts.Load() != 1 || pays.Load() != 1 {
+		t.Fatalf("%+v %s: %d counts, %d pays", res.Error, res.Result, counts.Load(), pays.Load())
 	}
 }
