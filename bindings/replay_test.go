@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
@@ -166,4 +167,44 @@ func TestSuspendWaitsForCallsInFlight(t *testing.T) {
 	if !res.OK || string(res.Result) != `[1,5]` || counts.Load() != 1 || pays.Load() != 1 {
 		t.Fatalf("%+v %s: %d counts, %d pays", res.Error, res.Result, counts.Load(), pays.Load())
 	}
+}
+
+// BenchmarkApprovalRoundTrip compares one run asked about through an
+// Approver (a session) with the same run suspended and resumed by replay
+// (no session): the replay's extra cost is the program's second run.
+func BenchmarkApprovalRoundTrip(b *testing.B) {
+	var counts, pays atomic.Int64
+	br := newBrokerTB(b, BrokerConfig{Authorizer: benchApprovalPolicy(b)}, counter("count", &counts), counter("pay", &pays))
+	r, err := NewRunner(RunnerConfig{Broker: br, Executor: js.New(js.Config{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := sandbox.Program{Source: replayProgram}
+	clock := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC)
+	b.Run("session", func(b *testing.B) {
+		yes := ApproverFunc(func(context.Context, ApprovalRequest) (bool, error) { return true, nil })
+		for b.Loop() {
+			if res := r.Run(context.Background(), RunRequest{Program: src, Approver: yes}); !res.OK {
+				b.Fatal(res.Error)
+			}
+		}
+	})
+	b.Run("replay", func(b *testing.B) {
+		for b.Loop() {
+			req := RunRequest{Program: src, Suspend: true, Seed: 3, Clock: clock}
+			_, susp := r.RunResumable(context.Background(), req)
+			req.Replay = &Replay{Log: susp.Log, Pending: susp.Pending, Approved: true}
+			if res, _ := r.RunResumable(context.Background(), req); !res.OK {
+				b.Fatal(res.Error)
+			}
+		}
+	})
+}
+
+func benchApprovalPolicy(b *testing.B) Authorizer {
+	c, err := policy.Parse("p.yaml", []byte(approvalPolicy))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewPolicyAuthorizer(c)
 }
