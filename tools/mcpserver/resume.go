@@ -135,7 +135,7 @@ func stateError(msg string) *sandbox.Error {
 // storeError is the error of a shared store that cannot be reached.
 func storeError() *sandbox.Error {
 	return sandbox.Errorf(sandbox.EInternal, "The server's shared store is unavailable; try again shortly.",
-		"the run needs a person's approval, and the key that seals its state could not be read")
+		"a call of this run may need a person's approval, and the key that seals the run's state could not be read from the shared store")
 }
 
 // prepareResume fills rr for a resumable request: Suspend, a Seed and a
@@ -150,6 +150,12 @@ func (s *Server) prepareResume(ctx context.Context, req *mcp.CallToolRequest, rr
 		rr.Seed = binary.LittleEndian.Uint64(b[:]) | 1
 		if s.broker.MayRequireApproval() {
 			rr.Clock = time.Now().UTC()
+			// The key is read before the run, not when it suspends: a run
+			// that could not seal its state would lose the calls it made.
+			if _, err := s.approvalAEAD(ctx); err != nil {
+				s.log.Warn("mcpserver: approval key unavailable", "err", err)
+				return storeError()
+			}
 		}
 		return nil
 	}

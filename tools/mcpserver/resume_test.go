@@ -16,6 +16,8 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
+	"github.com/sandcall/sandcall/store"
+	"github.com/sandcall/sandcall/store/storetest"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/mcpserver"
 )
@@ -222,5 +224,87 @@ func TestApprovalStateExpires(t *testing.T) {
 	}
 	if se.counts.Load() != 1 || se.pays.Load() != 0 {
 		t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
+	}
+}
+
+// TestApprovalSharedKey: two replicas sharing a real redis-server seal
+// and open each other's request states (one key, created with SET NX);
+// with Redis down, a replica that never read the key refuses the run
+// before it makes any call (E_INTERNAL with a hint naming the store), and
+// works again once Redis is back.
+func TestApprovalSharedKey(t *testing.T) {
+	r := storetest.StartRedis(t)
+	st, err := store.Open(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var se sideEffects
+	replicaURL := func() string {
+		cat, err := tools.NewCatalog(se.tools()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay), Shared: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv.HTTPHandler())
+		t.Cleanup(ts.Close)
+		return ts.URL + "/mcp"
+	}
+	manual := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := map[string]any{"code": payProgram}
+	a, b := manual(replicaURL()), manual(replicaURL())
+	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("replica a: %v %+v", err, res)
+	}
+	res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
+		InputResponses: mcp.InputResponseMap{"sandcall_approval": &mcp.ElicitResult{Action: "accept"}}, RequestState: res.RequestState})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := decodeStructured[runResult](t, res); !out.OK || string(out.Result) != `[1,5,2]` {
+		t.Fatalf("answered through replica b: %s", textJSON(t, res))
+	}
+
+	r.Stop()
+	c := manual(replicaURL())
+	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := wantCode(t, res, sandbox.EInternal); !strings.Contains(e.Hint, "store") || strings.Contains(e.Message, "127.0.0.1") {
+		t.Errorf("Redis down: %+v", e)
+	}
+	if se.counts.Load() != 2 || se.pays.Load() != 1 {
+		t.Errorf("Redis down: %d counts, %d pays; want 2 and 1 (nothing made)", se.counts.Load(), se.pays.Load())
+	}
+	r.Start()
+	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("Redis back: %v %s", err, textJSON(t, res))
 	}
 }
