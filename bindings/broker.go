@@ -270,6 +270,7 @@ type run struct {
 	sem       *semaphore.Weighted
 	approver  Approver
 	tier      string
+	rp        *replayState // resumable runs only (replay.go)
 
 	seq atomic.Int64
 
@@ -351,6 +352,10 @@ const (
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	if r.rp != nil { // a resumable run: it suspends only once no call is inside
+		r.rp.enter()
+		defer r.rp.leave()
+	}
 	seq := int(r.seq.Add(1))
 	t0 := time.Now()
 	// The guest chose name: it is capped and cleaned before it reaches a
@@ -447,7 +452,16 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		return nil, err
 	}
 	rec.decision = "allow"
-	if d.RequireApproval {
+	var e *sandbox.Error
+	replayed := false
+	if r.rp != nil { // a resumable run (replay.go)
+		res, e, replayed = r.rp.answer(t.Name, args)
+		if replayed {
+			rec.decision = "replayed"
+		} else if err := r.rpApproval(ctx, info, d, args, &rec); err != nil {
+			return nil, err
+		}
+	} else if d.RequireApproval {
 		if err := r.approve(ctx, info, d); err != nil {
 			rec.decision = "declined"
 			if t, ok := err.(timedOut); ok {
@@ -460,7 +474,15 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 
 	dctx, meta := r.withResultMeta(ctx, t)
-	res, e := r.dispatchRetrying(dctx, t, args, info, &rec)
+	switch {
+	case replayed:
+	case r.rp != nil:
+		res, e = r.rp.dispatch(dctx, t.Name, args, func() (json.RawMessage, *sandbox.Error) {
+			return r.dispatchRetrying(dctx, t, args, info, &rec)
+		})
+	default:
+		res, e = r.dispatchRetrying(dctx, t, args, info, &rec)
+	}
 	var label policy.Label
 	if e == nil || e.Code == sandbox.EToolFailed { // an error's text is the tool's data too
 		label = r.labelResult(t, seq, meta, !opaque || e != nil)
@@ -779,21 +801,7 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 		return deny("tool "+name+" needs a person's approval for each call, and nobody can be asked here",
 			"Ask the user to make this call from an MCP client that supports elicitation.")
 	}
-	req := ApprovalRequest{Tool: name, Caller: string(info.Caller), Principal: info.Principal,
-		RunID: info.RunID, ArgsSummary: argsSummary(info.Args), Rule: d.Rule}
-	who := info.Principal.ID
-	if who == "" {
-		who = "unknown"
-	}
-	from := "the model, directly"
-	if info.Caller == tools.Code {
-		from = "a program (run " + info.RunID + ")"
-	}
-	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments: %s\n(policy rule %q requires approval)",
-		name, who, from, req.ArgsSummary, d.Rule)
-	if d.Flow != "" {
-		req.Message += "\nThe program has read data from: " + sandbox.Cap(d.Flow, 1024)
-	}
+	req := approvalRequest(info, d)
 	actx, cancel := context.WithTimeout(ctx, r.b.approval)
 	defer cancel()
 	ok, err := safeApprove(actx, r.approver, req)
@@ -814,6 +822,27 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 		return deny("the user declined the call to "+name, "Do not retry this call unless the user asks for it.")
 	}
 	return nil
+}
+
+// approvalRequest is what a person is asked about the call.
+func approvalRequest(info *CallInfo, d Decision) ApprovalRequest {
+	name := info.Tool.Name
+	req := ApprovalRequest{Tool: name, Caller: string(info.Caller), Principal: info.Principal,
+		RunID: info.RunID, ArgsSummary: argsSummary(info.Args), Rule: d.Rule}
+	who := info.Principal.ID
+	if who == "" {
+		who = "unknown"
+	}
+	from := "the model, directly"
+	if info.Caller == tools.Code {
+		from = "a program (run " + info.RunID + ")"
+	}
+	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments: %s\n(policy rule %q requires approval)",
+		name, who, from, req.ArgsSummary, d.Rule)
+	if d.Flow != "" {
+		req.Message += "\nThe program has read data from: " + sandbox.Cap(d.Flow, 1024)
+	}
+	return req
 }
 
 // safeApprove calls a.Approve, turning a panic into an error.

@@ -72,6 +72,19 @@
 // exposes to code, executes the program on a sandbox.Executor with a per-run
 // Host, and assembles the sandbox.Result that run_code returns.
 //
+// # Approvals without a session
+//
+// A run with RunRequest.Suspend does not wait for a person: at the first
+// call that needs an approval it lets the calls inside the broker finish,
+// stops, and Runner.RunResumable returns a Suspension (the log of the
+// completed calls with their results, the pending call, the question). A
+// RunRequest with a Replay runs the program again from the start with the
+// same Seed and Clock (Math.random and Date fixed per run): logged calls
+// are answered from the log and never made again, the pending call is made
+// or declined per the answer, and a logged tool called with other
+// arguments before it is a divergence, denied with E_TOOL_DENIED. The MCP
+// layer seals the Suspension into a 2026-07-28 request state.
+//
 // # Security
 //
 // Authorization happens for each call, at dispatch, never once per run; the

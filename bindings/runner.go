@@ -140,6 +140,19 @@ type RunRequest struct {
 	// RunnerConfig.KeepLogBytes) whole in Result.Logs: for local callers,
 	// like the CLI, that print them rather than hand them to a model.
 	WholeResult bool
+	// Seed and Clock fix Math.random and Date for a JavaScript run (see
+	// sandbox.Job.Seed): a run resumed by replay gets the ones of its
+	// first attempt.
+	Seed  uint64
+	Clock time.Time
+	// Suspend makes the run resumable without a session (MCP 2026-07-28):
+	// a call that needs a person's approval is not asked about; the run
+	// lets its calls in flight finish and stops, and RunResumable returns
+	// a Suspension to resume it from (see Replay).
+	Suspend bool
+	// Replay resumes a suspended run: see Replay. The request must carry
+	// the same Program, Principal, Seed and Clock as the suspended one.
+	Replay *Replay
 }
 
 // RunProgress is a snapshot of a run in progress (RunRequest.Progress).
@@ -283,12 +296,26 @@ func (h *runHost) notify() {
 // Run runs one program and always returns a Result; a failed program is a
 // Result with OK false and an Error, never a Go error.
 func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
+	res, _ := r.RunResumable(ctx, req)
+	return res
+}
+
+// RunResumable is Run for a request that may suspend (RunRequest.Suspend):
+// a suspended run returns its Result (E_CANCELLED) and a Suspension to
+// keep; any other run returns a nil Suspension.
+func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Result, *Suspension) {
 	start := time.Now()
 	id := newRunID()
 	lim := r.requestLimits(req.Limits)
 	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
 		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
 	h.init()
+	if req.Suspend || req.Replay != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		h.run.rp = newReplayState(req.Replay, req.Suspend, cancel)
+	}
 	if req.Principal.ID == "" {
 		h.principal = LocalPrincipal
 	}
@@ -321,7 +348,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
 		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep,
-			Principal: h.principal.ID}
+			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.
@@ -379,7 +406,12 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 	label, sources := h.Label()
 	res.Meta = LabelMeta(label, sources)
 	r.auditRun(res, h.principal, label)
-	return res
+	if h.run.rp != nil {
+		if susp := h.run.rp.suspension(); susp != nil {
+			return res, susp
+		}
+	}
+	return res, nil
 }
 
 // cutResult replaces a result over its budget of max bytes with its first

@@ -185,6 +185,17 @@ func Default() *Checker {
 // Name returns the file name the checker was compiled from.
 func (c *Checker) Name() string { return c.name }
 
+// MayRequireApproval reports whether a rule of the policy sets
+// require_approval: only then can a call wait for a person.
+func (c *Checker) MayRequireApproval() bool {
+	for _, r := range c.rules {
+		if r.approval {
+			return true
+		}
+	}
+	return false
+}
+
 // callers is a set of callers.
 type callers uint8
 

@@ -135,6 +135,14 @@ type Job struct {
 	// principal: a worker that ran one principal's job never runs
 	// another's. It does not cross to a worker.
 	Principal string `json:"-"`
+	// Seed and Clock make a JavaScript run replayable: Math.random is a
+	// generator seeded with Seed, and Date (new Date(), Date.now()) reads
+	// Clock, the same instant for the whole run. The host picks them per
+	// run and keeps them to resume the run by replay (an approval on MCP
+	// 2026-07-28): the replay then takes the same path. With a zero Clock
+	// Date reads the real time; a zero Seed is a random one.
+	Seed  uint64    `json:",omitempty"`
+	Clock time.Time `json:",omitzero"`
 }
 
 // MaxKeptResultBytes is the largest result an engine hands back whole

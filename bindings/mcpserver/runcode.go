@@ -142,15 +142,24 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	principal := s.principalFor(req)
 	rr := bindings.RunRequest{Program: prog, ModuleSHA256: sha, Limits: lim, Principal: principal,
 		Approver: sessionApprover{req.Session}}
+	if resumable(req) { // approvals without a session (resume.go)
+		rr.Approver = nil
+		if e := s.prepareResume(ctx, req, &rr); e != nil {
+			return s.runFailure(e), nil
+		}
+	}
 	var pr *progressReporter
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
 		pr = newProgressReporter(ctx, req.Session, tok, s.progress)
 		rr.Progress = pr.update
 		defer pr.stop() // also when Run panics (s.safe answers E_INTERNAL)
 	}
-	res := s.runner.Run(ctx, rr)
+	res, susp := s.runner.RunResumable(ctx, rr)
 	if pr != nil {
 		pr.stop() // no progress after the response
+	}
+	if susp != nil {
+		return s.inputRequired(ctx, &rr, susp), nil
 	}
 	if res.Whole != nil {
 		// The result was cut to its first page: keep the whole for

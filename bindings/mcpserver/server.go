@@ -146,6 +146,9 @@ type Server struct {
 	deferred     map[string]bool
 	deferredDefs map[string]toolDef
 	revealed     revealed // per session: deferred tools listed to it (deferred.go)
+
+	sealOnce sync.Once
+	seal     sealState // the key of approval request states (resume.go)
 }
 
 // New returns a Server for cfg, with its tool list synced from the catalog.

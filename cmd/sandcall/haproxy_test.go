@@ -27,6 +27,7 @@ type cluster struct {
 	redis   *storetest.Redis
 	a, b    *proc
 	dirs    [2]string // project dir of each replica (its gate FIFOs)
+	effects string    // dir of the count and pay tools' shared tallies
 	url     string    // HAProxy's /mcp
 	haproxy *exec.Cmd
 }
@@ -36,6 +37,9 @@ rules:
   - name: ping-rate
     tools: [ping]
     rate: {calls: 3, per: 1h}
+  - name: ask-pay
+    tools: [pay]
+    require_approval: true
 `
 
 // startCluster starts Redis, two replicas (each in its own project dir with
@@ -58,6 +62,10 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 			}
 		}
 		c.dirs[i] = dir
+		if c.effects == "" {
+			c.effects = t.TempDir()
+		}
+		writeEffectTools(t, dir, c.effects)
 		ps[i] = serveIn(t, dir, "127.0.0.1:0", append([]string{"--demo", "--config", "sandcall.yaml"}, extra...)...)
 	}
 	c.a, c.b = ps[0], ps[1]
@@ -230,6 +238,8 @@ func TestReplicas(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("approval across replicas", func(t *testing.T) { testApprovalAcross(t, ctx, c) })
 
 	t.Run("kill one mid-run", func(t *testing.T) {
 		// Two programs held in the gate tool, one on each replica.

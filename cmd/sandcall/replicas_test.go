@@ -29,7 +29,9 @@ type proc struct {
 // "127.0.0.1:0" for a free port) and waits for its listening line.
 func serveIn(t *testing.T, dir, addr string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--http", addr}, args...)...)
+	// --trust-project: the tests' project scripts (the gate tool) run
+	// without a trust step.
+	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--trust-project"}, args...)...)
 	cmd.Dir = dir
 	pr, err := cmd.StderrPipe()
 	if err != nil {

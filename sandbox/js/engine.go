@@ -216,6 +216,7 @@ func (r *run) execute(prg *goja.Program, input json.RawMessage) (json.RawMessage
 	r.rt = rt
 	rt.SetMaxCallStackSize(r.limits.MaxStackFrames)
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
+	fixClock(rt, r.job)
 	// Arm the interrupt before any JavaScript runs; it stays armed until
 	// close, after the result is converted.
 	r.disarm = context.AfterFunc(r.ctx, func() { r.stop(r.ctxError()) })
