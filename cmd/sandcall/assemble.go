@@ -129,6 +129,8 @@ func (c *common) catalogFlags(fs *flag.FlagSet, policyUsage string) {
 	fs.StringVar(&c.toolsDir, "tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
 	fs.StringVar(&c.policy, "policy", "", policyUsage)
 	fs.StringVar(&c.config, "config", "", "config file (default: "+defaultConfigFile+" in the working directory, if present); its policy applies")
+	fs.BoolVar(&c.trustProject, "trust-project", false,
+		"use the project's MCP servers and "+local.DefaultDir+" scripts without 'sandcall servers trust', as serve and run do with it")
 }
 
 // snapshotBroker assembles the catalog for a read-only command whose flags

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCatalogCommandsTrustProject: `tools list` and `tools lint` take
+// --trust-project like serve and run: with it, the project's untrusted
+// script is a listed tool; without it, a skipped row that says why.
+func TestCatalogCommandsTrustProject(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n# @description Says hello to a name.\n# @param *name string who to greet\nprintf '\"hello %s\"' \"$SANDCALL_PARAM_NAME\"\n"
+	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/hello"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	status := func(extra ...string) string {
+		t.Helper()
+		out, errOut, code := sandcallIn(t, dir, nil, append([]string{"tools", "list", "--json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("tools list %v: exit %d\n%s%s", extra, code, out, errOut)
+		}
+		var rows []toolRow
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatalf("tools list %v: %v\n%s", extra, err, out)
+		}
+		for _, r := range rows {
+			if r.Name == "hello" {
+				return r.Status
+			}
+		}
+		return "absent"
+	}
+	if s := status(); !strings.Contains(s, "not trusted") {
+		t.Errorf("tools list without --trust-project: hello is %q, want skipped as not trusted", s)
+	}
+	if s := status("--trust-project"); s != "ok" {
+		t.Errorf("tools list --trust-project: hello is %q, want ok", s)
+	}
+	out, errOut, code := sandcallIn(t, dir, nil, "tools", "lint", "--trust-project", "--json")
+	if code == 2 || strings.Contains(errOut, "not trusted") || !strings.Contains(out, `"hello"`) {
+		t.Errorf("tools lint --trust-project: exit %d, hello not linted\n%s%s", code, out, errOut)
+	}
+}
