@@ -112,7 +112,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 				for _, l := range listed {
 					mark := ""
 					if pins != nil {
-						if h, ok := pins.Hash(l.Tool.Name); ok && h != l.Hash {
+						if h, ok := pins.PinOf(name, l.Upstream, l.Tool.Name); ok && h != l.Hash {
 							mark = " [definition changed since approved: disabled until sandcall tools approve " + l.Tool.Name + "]"
 						}
 					}

@@ -333,21 +333,28 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	s.mu.Unlock()
 	keep := map[string]string{}
 	disabled := map[string]bool{}
+	pinKeys := map[string]string{} // catalog name → pin key
 	var add []*tools.Tool
 	scratch, _ := tools.NewCatalog()
 	// One check of the whole list: a first sight of 5,000 tools is one
 	// write of the pin file, not 5,000.
+	// Pins are keyed by server and tool; a version 1 pin of the catalog
+	// name is the legacy pin of each.
 	defs := make(map[string]string, len(listed))
+	legacy := make(map[string]string, len(listed))
 	for _, l := range listed {
-		defs[l.Tool.Name] = l.Hash
+		k := PinKey(name, l.Upstream)
+		defs[k] = l.Hash
+		legacy[k] = l.Tool.Name
 	}
-	oks, perr := s.pins.CheckAll(defs)
+	oks, perr := s.pins.CheckMigrating(defs, legacy)
 	if perr != nil {
 		s.warn(perr.Error())
 	}
 	for _, l := range listed {
 		tn := l.Tool.Name
-		if !oks[tn] {
+		pinKeys[tn] = PinKey(name, l.Upstream)
+		if !oks[pinKeys[tn]] {
 			disabled[tn] = true
 			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", name, tn, tn))
 			continue
@@ -394,8 +401,8 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 		for _, tn := range newly {
 			s.audit.LogAttrs(context.Background(), slog.LevelInfo, "tool_disabled",
 				slog.String("tool", tn), slog.String("server", name),
-				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, tn)),
-				slog.String("listed", shortHash(defs[tn])))
+				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, pinKeys[tn])),
+				slog.String("listed", shortHash(defs[pinKeys[tn]])))
 		}
 	}
 	if len(remove) == 0 && len(add) == 0 {

@@ -161,10 +161,10 @@ func TestPinChangedDefinition(t *testing.T) {
 	if _, ok := cat.Lookup("demo_get_expenses"); !ok {
 		t.Fatal("unchanged tool removed")
 	}
-	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
+	if strings.Join(set.Pins().Pending(), ",") != "demo/ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
 		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings())
 	}
-	if ok, err := set.Pins().Approve("demo_ping"); !ok || err != nil {
+	if ok, err := set.Pins().Approve(PinKey("demo", "ping")); !ok || err != nil {
 		t.Fatalf("Approve = %v, %v", ok, err)
 	}
 	set.Refresh(context.Background())

@@ -111,7 +111,7 @@ func TestPinFileCorrupt(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`{not json`,
-		`{"version":2,"tools":{}}`,
+		`{"version":3,"tools":{}}`,
 		`{"version":1,"tools":{"x":{"hash":"short"}}}`,
 		`{"version":1,"tools":{},"extra":1}`,
 		`{"version":1,"tools":{}} trailing`,
