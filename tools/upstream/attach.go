@@ -401,7 +401,7 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 		for _, tn := range newly {
 			s.audit.LogAttrs(context.Background(), slog.LevelInfo, "tool_disabled",
 				slog.String("tool", tn), slog.String("server", name),
-				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, pinKeys[tn])),
+				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, pinKeys[tn], tn)),
 				slog.String("listed", shortHash(defs[pinKeys[tn]])))
 		}
 	}
@@ -491,9 +491,13 @@ func (s *Set) pid(server string) int {
 	return c.pid()
 }
 
-// short is the first 12 hex digits of the pinned hash of name, or "".
-func short(p *Pins, name string) string {
-	h, _ := p.Hash(name)
+// short is the first 12 hex digits of the pin of key (else of the legacy
+// pin of the catalog name tn), or "".
+func short(p *Pins, key, tn string) string {
+	h, ok := p.Hash(key)
+	if !ok {
+		h, _ = p.Hash(tn)
+	}
 	return shortHash(h)
 }
 

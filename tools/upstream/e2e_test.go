@@ -152,7 +152,7 @@ func TestPinChangedDefinition(t *testing.T) {
 	cat, set := demoSet(t)
 	// Pretend demo_ping was first seen with another definition.
 	set.pins.mu.Lock()
-	set.pins.hashes["demo_ping"] = "old"
+	set.pins.hashes[PinKey("demo", "ping")] = "old"
 	set.pins.mu.Unlock()
 	set.Refresh(context.Background())
 	if _, ok := cat.Lookup("demo_ping"); ok {

@@ -51,9 +51,10 @@ func writeServers(t *testing.T, root string, urls map[string]string) {
 }
 
 // attachWaiting attaches root's servers in the background with the pin
-// file of root and returns the set and a function that waits until server
-// has tools in the catalog (on the catalog's change notices, no polling).
-func attachWaiting(t *testing.T, root string) (*tools.Catalog, *Set, func(server string)) {
+// file of root and returns the set and a function that waits until the
+// catalog has a tool named name (on the catalog's change notices, no
+// polling).
+func attachWaiting(t *testing.T, root string) (*tools.Catalog, *Set, func(name string)) {
 	t.Helper()
 	pins, err := OpenPins(filepath.Join(root, DefaultPinFile), false)
 	if err != nil {
@@ -69,13 +70,19 @@ func attachWaiting(t *testing.T, root string) (*tools.Catalog, *Set, func(server
 	})
 	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root}, Pins: pins, Background: true})
 	t.Cleanup(set.Close)
-	wait := func(server string) {
+	wait := func(name string) {
 		t.Helper()
-		for len(set.Tools()[server]) == 0 {
+		for {
+			if _, ok := cat.Lookup(name); ok {
+				return
+			}
 			select {
 			case <-changed:
-			case <-t.Context().Done():
-				t.Fatalf("server %s never came up: %v", server, set.Warnings())
+			case <-set.Ready(): // every first attempt is over
+				if _, ok := cat.Lookup(name); !ok {
+					t.Fatalf("no tool %s once every server came up: %v", name, set.Warnings())
+				}
+				return
 			}
 		}
 	}
@@ -92,7 +99,7 @@ func TestPinsKeyedByServerAndTool(t *testing.T) {
 	root := t.TempDir()
 	writeServers(t, root, map[string]string{"a": gatedUpstream(t, namedEcho("b_echo", "Echoes a message (server a)."), open)})
 	_, set, wait := attachWaiting(t, root)
-	wait("a")
+	wait("a_b_echo")
 	set.Close()
 
 	writeServers(t, root, map[string]string{"a_b": gatedUpstream(t, namedEcho("echo", "Echoes a message (server a_b)."), open)})
@@ -123,7 +130,7 @@ func TestPinFileVersion1Migrated(t *testing.T) {
 	url := gatedUpstream(t, namedEcho("echo", "Echoes a message."), open)
 	writeServers(t, root, map[string]string{"up": url})
 	_, set, wait := attachWaiting(t, root)
-	wait("up")
+	wait("up_echo")
 	set.Close()
 	h, ok := set.Pins().Hash(PinKey("up", "echo"))
 	if !ok {
