@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,39 @@ func TestCatalogCommandsTrustProject(t *testing.T) {
 	out, errOut, code := sandcallIn(t, dir, nil, "tools", "lint", "--trust-project", "--json")
 	if code == 2 || strings.Contains(errOut, "not trusted") || !strings.Contains(out, `"hello"`) {
 		t.Errorf("tools lint --trust-project: exit %d, hello not linted\n%s%s", code, out, errOut)
+	}
+}
+
+// TestToolsListNameClash: two stdio servers of the project ("demo-x" and
+// "demo_x", the real binary serving its demo tools) both have a tool named
+// demo_x_ping: `tools list` shows demo-x's (its name sorts first) and a
+// row saying demo_x's is left out by a name clash, not a changed
+// definition.
+func TestToolsListNameClash(t *testing.T) {
+	dir := t.TempDir()
+	def := map[string]any{"command": bin, "args": []string{"serve", "--demo", "--isolation", "inprocess"}}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo-x": def, "demo_x": def}})
+	writeFile(t, dir, ".mcp.json", string(cfg))
+	out, errOut, code := sandcallIn(t, dir, nil, "tools", "list", "--trust-project", "--json")
+	if code != 0 {
+		t.Fatalf("tools list: exit %d\n%s%s", code, out, errOut)
+	}
+	var rows []toolRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var got []string
+	for _, r := range rows {
+		if r.Name == "demo_x_ping" {
+			got = append(got, r.Source+": "+r.Status)
+		}
+	}
+	sort.Strings(got)
+	want := []string{"demo-x: ok", "demo_x: skipped: name clash: server demo-x has a tool of the same name and is used (the server whose name sorts first)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("demo_x_ping rows:\n%s\nwant:\n%s\nstderr:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), errOut)
+	}
+	if strings.Contains(out+errOut, "changed since") {
+		t.Errorf("a clash reported as a changed definition:\n%s%s", out, errOut)
 	}
 }
