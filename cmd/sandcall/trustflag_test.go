@@ -82,4 +82,8 @@ func TestToolsListNameClash(t *testing.T) {
 	if strings.Contains(out+errOut, "changed since") {
 		t.Errorf("a clash reported as a changed definition:\n%s%s", out, errOut)
 	}
+	out, _, _ = sandcallIn(t, dir, nil, "servers", "list")
+	if !strings.Contains(out, "name clash: its tools are named demo_x_… like server demo-x's; where both have a tool, demo-x's is used") {
+		t.Errorf("servers list does not report the clash:\n%s", out)
+	}
 }
