@@ -46,4 +46,3 @@ func TestNameClashDeterministic(t *testing.T) {
 		})
 	}
 }
-
