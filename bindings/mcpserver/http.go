@@ -70,7 +70,7 @@ func (s *Server) HTTPHandler() http.Handler {
 		Stateless:                    true,
 		PropagateRequestCancellation: true,
 	})
-	h := &versionRouter{stateful: stateful, stateless: stateless}
+	h := &versionRouter{stateful: newCancelFilter(stateful, s.maxBody), stateless: stateless}
 	cop := http.NewCrossOriginProtection()
 	for o := range s.origins {
 		_ = cop.AddTrustedOrigin(o) // validated in New

@@ -122,15 +122,16 @@ func disabledUpstream(set *upstream.Set) func(string) (bindings.Unavailability, 
 }
 
 // catalogFlags registers the flags that choose the catalog of a read-only
-// command (--demo, --tools-dir, --policy, --config) on fs.
+// command (--demo, --demo-inbox, --tools-dir, --policy, --config,
+// --trust-project) on fs.
 func (c *common) catalogFlags(fs *flag.FlagSet, policyUsage string) {
 	fs.BoolVar(&c.demo, "demo", false, "include the embedded demo toolsets")
 	fs.StringVar(&c.demoInbox, "demo-inbox", "", "include the support-inbox demo tools: clean or injected (see 'sandcall demo inbox')")
-	fs.BoolVar(&c.trustProject, "trust-project", false,
-		"use the project's MCP servers and "+local.DefaultDir+" scripts without 'sandcall servers trust' (CI, a checkout you own)")
 	fs.StringVar(&c.toolsDir, "tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
 	fs.StringVar(&c.policy, "policy", "", policyUsage)
 	fs.StringVar(&c.config, "config", "", "config file (default: "+defaultConfigFile+" in the working directory, if present); its policy applies")
+	fs.BoolVar(&c.trustProject, "trust-project", false,
+		"use the project's MCP servers and "+local.DefaultDir+" scripts without 'sandcall servers trust', as serve and run do with it")
 }
 
 // snapshotBroker assembles the catalog for a read-only command whose flags

@@ -64,6 +64,16 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 			if trusted != nil && !trusted(en) {
 				fmt.Fprintf(e.stdout, "  not trusted: serve and run skip it until 'sandcall servers trust' (review it first)\n")
 			}
+			for _, o := range cfg.Entries { // same prefix: every tool of the same name clashes
+				if o.Name == en.Name || !o.Enabled || !en.Enabled || upstream.ToolPrefix(o.Name) != upstream.ToolPrefix(en.Name) {
+					continue
+				}
+				if o.Name < en.Name {
+					fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, %s's is used (rename one server)\n", upstream.ToolPrefix(en.Name), o.Name, o.Name)
+				} else {
+					fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, this one's is used\n", upstream.ToolPrefix(en.Name), o.Name)
+				}
+			}
 		}
 		return exitOK
 	case "trust":
@@ -112,7 +122,7 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 				for _, l := range listed {
 					mark := ""
 					if pins != nil {
-						if h, ok := pins.Hash(l.Tool.Name); ok && h != l.Hash {
+						if h, ok := pins.PinOf(name, l.Upstream, l.Tool.Name); ok && h != l.Hash {
 							mark = " [definition changed since approved: disabled until sandcall tools approve " + l.Tool.Name + "]"
 						}
 					}

@@ -138,7 +138,7 @@ func toolsApprove(ctx context.Context, e *env, args []string) int {
 			status = exitFailure
 			continue
 		}
-		old, err := pins.Pin(name, found.Hash)
+		old, err := pins.Pin(upstream.PinKey(server.Name, found.Upstream), found.Hash)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: %v\n", fs.Name(), err)
 			status = exitFailure

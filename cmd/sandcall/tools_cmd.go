@@ -235,13 +235,17 @@ func toolsList(e *env, args []string) int {
 	}
 	if set != nil {
 		for _, w := range set.Warnings() {
-			if strings.Contains(w, "changed since it was approved") {
+			if strings.Contains(w, "changed since it was approved") || strings.HasPrefix(w, "name clash:") {
 				continue // a row says it
 			}
 			fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
 		}
 		for name, server := range set.Disabled() {
 			rows = append(rows, toolRow{Name: name, Source: server, Callers: []string{}, Status: disabledStatus(name)})
+		}
+		for _, cl := range set.Clashes() {
+			rows = append(rows, toolRow{Name: cl.Tool, Source: cl.Loser, Callers: []string{},
+				Status: fmt.Sprintf("skipped: name clash: server %s has a tool of the same name and is used (the server whose name sorts first)", cl.Winner)})
 		}
 	}
 	p := c.cfg.principal()

@@ -30,7 +30,7 @@ func TestToolsLintFindings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tools, "DoThings"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := sandcallIn(t, dir, nil, "tools", "lint")
+	stdout, stderr, code := sandcallIn(t, dir, nil, "tools", "lint", "--trust-project")
 	want := filepath.Join(".agents", "tools", "DoThings") + ":3: error: DoThings: the name \"DoThings\" is not snake case [name-form]"
 	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "\n  fix: Name the tool in snake case") {
 		t.Fatalf("exit %d, want 1 and %q\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)

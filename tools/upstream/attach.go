@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +79,8 @@ type Set struct {
 	conns    map[string]*Conn             // server name → live connection
 	added    map[string]map[string]string // server name → catalog name → definition hash
 	disabled map[string]string            // catalog name → server name, for changed definitions
+	rank     map[string]int               // server name → precedence in a name clash (lower wins)
+	clashes  map[string]Clash             // catalog name → the clash that left a server's tool out
 	warnings []string
 	warned   map[string]bool
 }
@@ -111,7 +114,7 @@ func (s *Set) Warnings() []string {
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger, audit: opts.Audit,
 		conns: map[string]*Conn{}, added: map[string]map[string]string{}, warned: map[string]bool{},
-		disabled:   map[string]string{},
+		disabled: map[string]string{}, rank: map[string]int{}, clashes: map[string]Clash{},
 		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
 	if s.minBackoff <= 0 {
 		s.minBackoff = 250 * time.Millisecond
@@ -135,7 +138,8 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	// Close (on a signal, say) stops a dial in progress and its child.
 	s.ready = make(chan struct{})
 	var first sync.WaitGroup
-	for _, srv := range cfg.Servers() {
+	for i, srv := range cfg.Servers() { // sorted by name: the clash precedence
+		s.rank[srv.Name] = i
 		if opts.Want != nil && !opts.Want(srv.Name) {
 			continue
 		}
@@ -333,21 +337,36 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	s.mu.Unlock()
 	keep := map[string]string{}
 	disabled := map[string]bool{}
+	pinKeys := map[string]string{} // catalog name → pin key
+	var takeover []Clash           // names this server takes from a server it precedes
+	s.mu.Lock()
+	for tn, c := range s.clashes { // found again below if they still clash
+		if c.Loser == name {
+			delete(s.clashes, tn)
+		}
+	}
+	s.mu.Unlock()
 	var add []*tools.Tool
 	scratch, _ := tools.NewCatalog()
 	// One check of the whole list: a first sight of 5,000 tools is one
 	// write of the pin file, not 5,000.
+	// Pins are keyed by server and tool; a version 1 pin of the catalog
+	// name is the legacy pin of each.
 	defs := make(map[string]string, len(listed))
+	legacy := make(map[string]string, len(listed))
 	for _, l := range listed {
-		defs[l.Tool.Name] = l.Hash
+		k := PinKey(name, l.Upstream)
+		defs[k] = l.Hash
+		legacy[k] = l.Tool.Name
 	}
-	oks, perr := s.pins.CheckAll(defs)
+	oks, perr := s.pins.CheckMigrating(defs, legacy)
 	if perr != nil {
 		s.warn(perr.Error())
 	}
 	for _, l := range listed {
 		tn := l.Tool.Name
-		if !oks[tn] {
+		pinKeys[tn] = PinKey(name, l.Upstream)
+		if !oks[pinKeys[tn]] {
 			disabled[tn] = true
 			s.warn(fmt.Sprintf("server %q: the definition of tool %q changed since it was approved; it is disabled until approved again (sandcall tools approve %s)", name, tn, tn))
 			continue
@@ -362,8 +381,17 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 		}
 		if _, had := old[tn]; !had {
 			if _, _, taken := s.cat.Resolve(tn); taken { // a tool's name or alias
-				s.warn(fmt.Sprintf("server %q: tool %q: a tool named %s already exists; skipped", name, l.Upstream, tn))
-				continue
+				other := s.ownerOf(tn)
+				if other == "" {
+					s.warn(fmt.Sprintf("server %q: tool %q: a tool named %s already exists; skipped", name, l.Upstream, tn))
+					continue
+				}
+				if !s.precedes(name, other) {
+					s.clash(Clash{Tool: tn, Winner: other, Loser: name})
+					continue
+				}
+				// This server wins the name whichever came up first.
+				takeover = append(takeover, Clash{Tool: tn, Winner: name, Loser: other})
 			}
 		}
 		add = append(add, l.Tool)
@@ -394,14 +422,18 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 		for _, tn := range newly {
 			s.audit.LogAttrs(context.Background(), slog.LevelInfo, "tool_disabled",
 				slog.String("tool", tn), slog.String("server", name),
-				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, tn)),
-				slog.String("listed", shortHash(defs[tn])))
+				slog.String("reason", "definition changed since approved"), slog.String("pinned", short(s.pins, pinKeys[tn], tn)),
+				slog.String("listed", shortHash(defs[pinKeys[tn]])))
 		}
 	}
 	if len(remove) == 0 && len(add) == 0 {
 		return
 	}
-	if err := s.cat.Replace(remove, add); err != nil {
+	taken := slices.Clone(remove)
+	for _, c := range takeover {
+		taken = append(taken, c.Tool)
+	}
+	if err := s.cat.Replace(taken, add); err != nil {
 		s.warn(fmt.Sprintf("server %q: updating its tools: %v", name, err))
 		// Still take out what changed or went away: a changed definition
 		// must not stay callable because an addition failed.
@@ -421,7 +453,68 @@ func (s *Set) refresh(ctx context.Context, c *Conn) {
 	}
 	s.mu.Lock()
 	s.added[name] = keep
+	for _, c := range takeover {
+		delete(s.added[c.Loser], c.Tool)
+	}
 	s.mu.Unlock()
+	for _, c := range takeover {
+		s.clash(c)
+	}
+}
+
+// Clash is two upstream servers naming a tool the same: the catalog has
+// Winner's, Loser's is left out. The winner is the server whose name sorts
+// first, whichever came up first (servers attach in the background, in any
+// order).
+type Clash struct {
+	Tool, Winner, Loser string
+}
+
+// Clashes returns the tools left out because another server's tool has
+// the same catalog name, sorted by name.
+func (s *Set) Clashes() []Clash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Clash, 0, len(s.clashes))
+	for _, c := range s.clashes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
+}
+
+// clash records c and warns once, in words that do not depend on which
+// server came up first.
+func (s *Set) clash(c Clash) {
+	s.mu.Lock()
+	s.clashes[c.Tool] = c
+	s.mu.Unlock()
+	s.warn(fmt.Sprintf("name clash: servers %q and %q both have a tool named %s; %q's is used (the server whose name sorts first), %q's is left out (rename one of the servers)",
+		c.Winner, c.Loser, c.Tool, c.Winner, c.Loser))
+}
+
+// ownerOf is the upstream server whose tool has the catalog name tn, or "".
+func (s *Set) ownerOf(tn string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for srv, m := range s.added {
+		if _, ok := m[tn]; ok {
+			return srv
+		}
+	}
+	return ""
+}
+
+// precedes reports whether server a wins a name clash with server b.
+func (s *Set) precedes(a, b string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ra, oka := s.rank[a]
+	rb, okb := s.rank[b]
+	if oka && okb && ra != rb {
+		return ra < rb
+	}
+	return a < b
 }
 
 // Tools returns the catalog names added for each server.
@@ -484,9 +577,13 @@ func (s *Set) pid(server string) int {
 	return c.pid()
 }
 
-// short is the first 12 hex digits of the pinned hash of name, or "".
-func short(p *Pins, name string) string {
-	h, _ := p.Hash(name)
+// short is the first 12 hex digits of the pin of key (else of the legacy
+// pin of the catalog name tn), or "".
+func short(p *Pins, key, tn string) string {
+	h, ok := p.Hash(key)
+	if !ok {
+		h, _ = p.Hash(tn)
+	}
 	return shortHash(h)
 }
 

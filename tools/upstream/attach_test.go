@@ -123,7 +123,7 @@ func TestRugPullAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	pins := &Pins{}
-	if _, err := pins.Pin("up_echo", strings.Repeat("0", 64)); err != nil { // approved long ago, differently
+	if _, err := pins.Pin(PinKey("up", "echo"), strings.Repeat("0", 64)); err != nil { // approved long ago, differently
 		t.Fatal(err)
 	}
 	var buf syncBuf

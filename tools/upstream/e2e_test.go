@@ -152,7 +152,7 @@ func TestPinChangedDefinition(t *testing.T) {
 	cat, set := demoSet(t)
 	// Pretend demo_ping was first seen with another definition.
 	set.pins.mu.Lock()
-	set.pins.hashes["demo_ping"] = "old"
+	set.pins.hashes[PinKey("demo", "ping")] = "old"
 	set.pins.mu.Unlock()
 	set.Refresh(context.Background())
 	if _, ok := cat.Lookup("demo_ping"); ok {
@@ -161,10 +161,10 @@ func TestPinChangedDefinition(t *testing.T) {
 	if _, ok := cat.Lookup("demo_get_expenses"); !ok {
 		t.Fatal("unchanged tool removed")
 	}
-	if strings.Join(set.Pins().Pending(), ",") != "demo_ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
+	if strings.Join(set.Pins().Pending(), ",") != "demo/ping" || !strings.Contains(strings.Join(set.Warnings(), "\n"), "demo_ping") {
 		t.Fatalf("pending %v, warnings %v", set.Pins().Pending(), set.Warnings())
 	}
-	if ok, err := set.Pins().Approve("demo_ping"); !ok || err != nil {
+	if ok, err := set.Pins().Approve(PinKey("demo", "ping")); !ok || err != nil {
 		t.Fatalf("Approve = %v, %v", ok, err)
 	}
 	set.Refresh(context.Background())

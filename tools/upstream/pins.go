@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,8 +19,16 @@ import (
 // .mcp.json is read too).
 const DefaultPinFile = ".sandcall/pins.json"
 
-// pinFileVersion is the format version of the pin file.
-const pinFileVersion = 1
+// pinFileVersion is the format version of the pin file written: 2 keys
+// pins by server and tool (PinKey). Version 1 files, keyed by catalog name,
+// are still read: their entries are legacy pins (see CheckMigrating).
+const pinFileVersion = 2
+
+// PinKey is the key of the pin of the upstream tool named tool on the
+// server named server: "<server>/<tool>". A server name never holds a "/"
+// (serverNameRE), so the key is unambiguous, and it never equals a
+// catalog name (which has no "/"), the key of a version 1 pin.
+func PinKey(server, tool string) string { return server + "/" + tool }
 
 // maxPinFileBytes caps the pin file read.
 const maxPinFileBytes = 8 << 20
@@ -29,7 +38,9 @@ const maxPinFileBytes = 8 << 20
 var ErrPinFile = errors.New("pin file unusable")
 
 // Pins remembers the hash of each upstream tool's definition, keyed by
-// catalog name (<server>_<tool>): the first definition seen is trusted and
+// server and tool (PinKey), not by catalog name: two servers whose tools
+// share a catalog name (a clash) have a pin each, and renaming how a name
+// is made never moves a pin to another server's tool. The first definition seen is trusted and
 // pinned, and a later, different one is held as pending, its tool disabled,
 // until an operator approves it (Approve, Pin, `sandcall tools approve`).
 // It is safe for concurrent use.
@@ -40,8 +51,10 @@ var ErrPinFile = errors.New("pin file unusable")
 //
 // # File format and safety
 //
-// The file is JSON: {"version":1,"tools":{"NAME":{"hash":"<sha256 hex>",
-// "pinned":"<RFC 3339 time>"}}}. It is written with mode 0600 in a
+// The file is JSON: {"version":2,"tools":{"SERVER/TOOL":{"hash":"<sha256
+// hex>","pinned":"<RFC 3339 time>"}}}. A version 1 file (keys are catalog
+// names) is read as legacy pins and rewritten as version 2 at the next
+// write, its entries kept. It is written with mode 0600 in a
 // directory created with mode 0700, atomically (a temporary file in the
 // same directory, synced, then renamed over the old one), and every write
 // re-reads the file under an exclusive lock (flock on NAME.lock, on Unix)
@@ -169,7 +182,7 @@ func parsePins(data []byte) (map[string]string, error) {
 	if dec.More() {
 		return nil, errors.New("not a pin file: data after the JSON object")
 	}
-	if pf.Version != pinFileVersion {
+	if pf.Version != 1 && pf.Version != pinFileVersion {
 		return nil, fmt.Errorf("version %d: want %d", pf.Version, pinFileVersion)
 	}
 	m := make(map[string]string, len(pf.Tools))
@@ -211,6 +224,16 @@ func (p *Pins) Check(name, hash string) (ok bool, err error) {
 // first-sight pin is written in one update of the file, however many
 // there are. ok tells, for each name, whether its hash matches its pin.
 func (p *Pins) CheckAll(defs map[string]string) (ok map[string]bool, err error) {
+	return p.CheckMigrating(defs, nil)
+}
+
+// CheckMigrating is CheckAll where legacy maps a key of defs to the
+// catalog name its tool had as a version 1 pin. A key not pinned yet
+// whose legacy name is pinned takes that pin: the same hash is pinned
+// under the key (migrated), a different one is held as pending, never
+// trusted at first sight. The legacy entry stays: another server's tool
+// of the same catalog name is judged against it too.
+func (p *Pins) CheckMigrating(defs, legacy map[string]string) (ok map[string]bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
@@ -221,8 +244,15 @@ func (p *Pins) CheckAll(defs map[string]string) (ok map[string]bool, err error) 
 	fresh := map[string]string{}
 	for name, hash := range defs {
 		old, known := p.hashes[name]
+		migrate := false
+		if ln, ok := legacy[name]; !known && ok && !strings.Contains(ln, "/") {
+			old, known = p.hashes[ln]
+			migrate = known
+		}
 		switch {
 		case !known:
+			fresh[name] = hash
+		case old == hash && migrate:
 			fresh[name] = hash
 		case old == hash:
 			delete(p.pending, name)
@@ -294,6 +324,15 @@ func (p *Pins) Hash(name string) (string, bool) {
 	defer p.mu.Unlock()
 	h, ok := p.hashes[name]
 	return h, ok
+}
+
+// PinOf returns the pin of server's tool: its own (PinKey), else the
+// version 1 pin of its catalog name, as CheckMigrating judges it.
+func (p *Pins) PinOf(server, tool, catalogName string) (string, bool) {
+	if h, ok := p.Hash(PinKey(server, tool)); ok {
+		return h, true
+	}
+	return p.Hash(catalogName)
 }
 
 // Approve accepts the pending changed definition of name: it becomes the

@@ -37,7 +37,7 @@ func TestPinFile(t *testing.T) {
 	}
 	var pf pinFile
 	b, _ := os.ReadFile(path)
-	if err := json.Unmarshal(b, &pf); err != nil || pf.Version != 1 || pf.Tools["up_echo"].Hash != h1 || pf.Tools["up_echo"].Pinned == "" {
+	if err := json.Unmarshal(b, &pf); err != nil || pf.Version != pinFileVersion || pf.Tools["up_echo"].Hash != h1 || pf.Tools["up_echo"].Pinned == "" {
 		t.Fatalf("pin file = %s (%v)", b, err)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
@@ -111,7 +111,7 @@ func TestPinFileCorrupt(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`{not json`,
-		`{"version":2,"tools":{}}`,
+		`{"version":3,"tools":{}}`,
 		`{"version":1,"tools":{"x":{"hash":"short"}}}`,
 		`{"version":1,"tools":{},"extra":1}`,
 		`{"version":1,"tools":{}} trailing`,
