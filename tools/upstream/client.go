@@ -48,6 +48,9 @@ type Conn struct {
 	// listChanged receives (without blocking, coalesced) when the server
 	// sends notifications/tools/list_changed.
 	listChanged chan struct{}
+
+	// progress routes the server's progress notifications (progress.go).
+	progress progressTokens
 }
 
 // Connect starts or dials the server, resolving its "!command" values, and
@@ -132,6 +135,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "sandcall", Version: "upstream"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: c.progress.handle,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case c.listChanged <- struct{}{}:
@@ -499,7 +503,10 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		if sess == nil {
 			return nil, tools.Transient(fmt.Sprintf("upstream server %q is not connected", c.Server.Name), "the upstream server may be down; retry later")
 		}
-		res, err := sess.CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
+		params := &mcp.CallToolParams{Name: upstreamName, Arguments: args}
+		endProgress := c.progress.token(ctx, params)
+		res, err := sess.CallTool(cctx, params)
+		endProgress()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
