@@ -51,6 +51,8 @@ type Conn struct {
 
 	// progress routes the server's progress notifications (progress.go).
 	progress progressTokens
+	// tasks names the tools that require task augmentation (tasks.go).
+	tasks taskRequired
 }
 
 // Connect starts or dials the server, resolving its "!command" values, and
@@ -157,7 +159,7 @@ func (c *Conn) dial(ctx context.Context) error {
 		}()
 	}
 	addProjectRoot(client)
-	sess, err := client.Connect(cctx, tr, nil)
+	sess, err := client.Connect(cctx, &taskScanTransport{Transport: tr, seen: &c.tasks}, nil)
 	close(connected)
 	if err != nil {
 		if pt != nil {
@@ -301,6 +303,10 @@ func (c *Conn) Tools(ctx context.Context) (out []Listed, errs []error, err error
 	for _, ut := range all {
 		name := ToolName(c.Server.Name, ut.Name)
 		if clash[name] {
+			continue
+		}
+		if c.tasks.has(ut.Name) {
+			errs = append(errs, fmt.Errorf("server %q: tool %q is left out: it requires task augmentation (execution.taskSupport \"required\"), which sandcall does not support, so every call of it would fail", c.Server.Name, ut.Name))
 			continue
 		}
 		l, err := c.convert(name, ut)
