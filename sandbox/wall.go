@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -192,17 +193,17 @@ type wallCtx struct {
 	parent context.Context
 	w      *Wall
 	done   chan struct{}
-	mu     sync.Mutex
-	err    error
+	mu     sync.Mutex            // serializes end
+	err    atomic.Pointer[error] // read without the lock: engines poll Err
 }
 
 func (c *wallCtx) end(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.err.Load() != nil {
 		return
 	}
-	c.err = err
+	c.err.Store(&err)
 	close(c.done)
 }
 
@@ -217,9 +218,10 @@ func (c *wallCtx) Deadline() (time.Time, bool) {
 func (c *wallCtx) Done() <-chan struct{} { return c.done }
 
 func (c *wallCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (c *wallCtx) Value(key any) any {
