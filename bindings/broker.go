@@ -802,9 +802,14 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 			"Ask the user to make this call from an MCP client that supports elicitation.")
 	}
 	req := approvalRequest(info, d)
+	// The person's time is not the run's: the run's wall clock stops while
+	// it waits (sandbox.HoldWall), and approval_timeout bounds the wait.
+	release := sandbox.HoldWall(ctx)
 	actx, cancel := context.WithTimeout(ctx, r.b.approval)
-	defer cancel()
 	ok, err := safeApprove(actx, r.approver, req)
+	late := actx.Err() != nil
+	cancel()
+	release()
 	switch {
 	case errors.Is(err, ErrApprovalUnsupported):
 		return deny("tool "+name+" needs a person's approval for each call",
@@ -812,7 +817,7 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 				"use a client that does, or ask the operator to lift require_approval for it.")
 	case ctx.Err() != nil:
 		return sandbox.AsError(ctx.Err(), sandbox.ECancelled)
-	case actx.Err() != nil:
+	case late:
 		return timedOut{deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.approval),
 			"Ask the user to watch for the approval prompt, then try again.")}
 	case err != nil:

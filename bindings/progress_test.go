@@ -247,3 +247,16 @@ func TestCutLogsEmptyEntries(t *testing.T) {
 		t.Fatalf("ok %v, truncated %v, %d entries kept; want 1000", res.OK, res.Truncated, len(res.Logs))
 	}
 }
+
+// TestRunProgressTextTools: the tools' own progress is appended to the
+// run's text, with the total when known and the message in parentheses.
+func TestRunProgressTextTools(t *testing.T) {
+	p := RunProgress{InFlight: 2, Tools: []ToolProgress{
+		{Tool: "github_search", Progress: 40, Total: 100},
+		{Tool: "fs_walk", Progress: 7, Message: "indexing"},
+	}}
+	want := "0 calls done (0 ok, 0 failed), 2 in flight, 1.5s elapsed; github_search: 40/100, fs_walk: 7 (indexing)"
+	if got := p.Text(1500 * time.Millisecond); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,6 +174,33 @@ type RunProgress struct {
 	// PartialBytes is the size of the latest one.
 	Partials     int
 	PartialBytes int
+	// Tools is what the tools of calls in flight reported of their own
+	// progress (an upstream server's notifications/progress), oldest call
+	// first, at most MaxToolProgress of them.
+	Tools []ToolProgress
+}
+
+// ToolProgress is one call's progress as its tool reported it.
+type ToolProgress struct {
+	Tool     string // the name the program called
+	Progress float64
+	Total    float64 // 0: unknown
+	Message  string  // escaped (Visible) and capped at 80 bytes
+}
+
+// MaxToolProgress caps RunProgress.Tools.
+const MaxToolProgress = 3
+
+// String is "github_search: 40/100 (indexing)".
+func (t ToolProgress) String() string {
+	s := t.Tool + ": " + strconv.FormatFloat(t.Progress, 'g', -1, 64)
+	if t.Total > 0 {
+		s += "/" + strconv.FormatFloat(t.Total, 'g', -1, 64)
+	}
+	if t.Message != "" {
+		s += " (" + t.Message + ")"
+	}
+	return s
 }
 
 // Text describes the snapshot for a person, at elapsed since the run
@@ -196,6 +225,13 @@ func (p RunProgress) Text(elapsed time.Duration) string {
 	default:
 		msg += fmt.Sprintf("; progress saved %d times", p.Partials)
 	}
+	for i, t := range p.Tools {
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		msg += sep + t.String()
+	}
 	return msg
 }
 
@@ -208,10 +244,68 @@ type runHost struct {
 
 	inflight atomic.Int64
 
-	mu       sync.Mutex // guards seq, partial and partials
+	mu       sync.Mutex // guards seq, partial, partials, calls and progress
 	seq      uint64
 	partial  json.RawMessage
 	partials int
+	// calls numbers the calls; progress holds, for each call in flight,
+	// what its tool last reported of its progress (nil: nothing yet).
+	calls    uint64
+	progress map[uint64]*ToolProgress
+}
+
+// track registers a call in flight and returns its context, under which
+// the tool's progress reports (tools.ReportProgress) reach the run's
+// progress, and the function that ends the registration.
+func (h *runHost) track(ctx context.Context, tool string) (context.Context, func()) {
+	if h.report == nil {
+		return ctx, func() {}
+	}
+	h.mu.Lock()
+	h.calls++
+	id := h.calls
+	if h.progress == nil {
+		h.progress = make(map[uint64]*ToolProgress)
+	}
+	h.progress[id] = nil
+	h.mu.Unlock()
+	name := safeName(tool)
+	ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+		h.mu.Lock()
+		if _, ok := h.progress[id]; !ok {
+			h.mu.Unlock()
+			return // the call has returned: too late
+		}
+		h.progress[id] = &ToolProgress{Tool: name, Progress: p.Progress, Total: p.Total,
+			Message: sandbox.Cap(Visible(p.Message), 80)}
+		h.mu.Unlock()
+		h.notify()
+	})
+	return ctx, func() {
+		h.mu.Lock()
+		delete(h.progress, id)
+		h.mu.Unlock()
+	}
+}
+
+// toolProgress returns what the calls in flight reported, oldest first.
+// h.mu is held.
+func (h *runHost) toolProgress() []ToolProgress {
+	var ids []uint64
+	for id, p := range h.progress {
+		if p != nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	out := make([]ToolProgress, 0, min(len(ids), MaxToolProgress))
+	for _, id := range ids[:min(len(ids), MaxToolProgress)] {
+		out = append(out, *h.progress[id])
+	}
+	return out
 }
 
 var (
@@ -235,8 +329,10 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 		err error
 	}
 	ch := make(chan answer, 1)
+	cctx, untrack := h.track(ctx, tool)
 	go func() {
-		res, err := h.run.Call(ctx, tool, args)
+		res, err := h.run.Call(cctx, tool, args)
+		untrack()
 		h.inflight.Add(-1)
 		h.notify()
 		ch <- answer{res, err}
@@ -288,7 +384,8 @@ func (h *runHost) notify() {
 	h.mu.Lock()
 	h.seq++
 	p := RunProgress{Seq: h.seq, Calls: h.snapshot(), InFlight: int(h.inflight.Load()),
-		Elapsed: time.Since(h.start), Partials: h.partials, PartialBytes: len(h.partial)}
+		Elapsed: time.Since(h.start), Partials: h.partials, PartialBytes: len(h.partial),
+		Tools: h.toolProgress()}
 	h.mu.Unlock()
 	h.report(p)
 }

@@ -101,7 +101,8 @@
 // # Limits
 //
 // Per run, from sandbox.Limits: Timeout (also enforced by the engine itself,
-// whatever ctx says), MemoryBytes (the single-call guards only), MaxCalls
+// whatever ctx says; a sandbox.Wall that stops while a call waits for a
+// person's approval), MemoryBytes (the single-call guards only), MaxCalls
 // (calls past it reject at once with E_TOOL_CALL_LIMIT and start nothing),
 // MaxResultBytes (E_OUTPUT_LIMIT; up to Job.KeepResultBytes the result comes
 // back whole for the caller to cut and page; a progress(value) over it

@@ -68,7 +68,7 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 		return out
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	ctx, cancel := sandbox.WithWallLimit(ctx, limits.Timeout)
 	defer cancel()
 	r := newRun(ctx, job, limits, host)
 	defer r.close()

@@ -42,7 +42,9 @@
 // queue (Config.Queue, Config.QueueTimeout), then fail with E_BUSY; the wait
 // does not count against the job's own time limit. Slots and queue places
 // are shared fairly between principals (see Pool). The supervisor enforces
-// each job's wall-clock deadline and its CPU time (the job's time limit
+// each job's wall-clock deadline (a sandbox.Wall: held while a call waits for
+// a person's approval, and the hold is relayed to the worker's engine in a
+// hold frame, so both deadlines move by the wait) and its CPU time (the job's time limit
 // plus 1 s, sampled from /proc); the worker's RLIMIT_CPU spans its life and
 // is the backstop. How a worker that sent no outcome ended
 // is classified: killed at the deadline → E_TIMEOUT, cancelled →

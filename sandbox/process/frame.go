@@ -18,6 +18,7 @@ const (
 	// server → worker
 	kindJob    byte = 'J' // body: jobMsg
 	kindResult byte = 'R' // body: resultMsg, the answer to a kindCall
+	kindHold   byte = 'H' // body: holdMsg, the job's wall clock stops (a person is asked) or runs again
 	// worker → server
 	kindReady   byte = 'Y' // body: readyMsg, the worker is warm and confined
 	kindCall    byte = 'C' // body: callMsg, a tool call for the broker

@@ -24,6 +24,12 @@ type resultMsg struct {
 	Err    *sandbox.Error  `json:"err,omitempty"`
 }
 
+// holdMsg tells the worker that the job's wall clock is held (a tool call
+// waits for a person's approval) or runs again; see sandbox.Wall.
+type holdMsg struct {
+	Held bool `json:"held"`
+}
+
 type logMsg struct {
 	Entry string `json:"entry"`
 }

@@ -642,8 +642,13 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 		w.kill(endProtocol)
 		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}, false
 	}
-	deadline := time.AfterFunc(limit.Timeout+grace, func() { w.kill(endDeadline) })
+	// The job's wall clock stops while a call waits for a person
+	// (sandbox.HoldWall in the broker); the worker's engine is told, so
+	// that its own deadline moves too.
+	deadline := sandbox.NewWall(limit.Timeout+grace, func() { w.kill(endDeadline) })
 	defer deadline.Stop()
+	deadline.OnHold(func(held bool) { _ = w.send(kindHold, holdMsg{Held: held}) })
+	callCtx = sandbox.ContextWithWall(callCtx, deadline)
 	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
 	defer stop()
 	// The CPU limit is the supervisor's, per job: a worker's own RLIMIT_CPU

@@ -151,7 +151,10 @@ func serveJob(ctx context.Context, job *sandbox.Job, h *workerHost, cfg WorkerCo
 		})
 		defer stop()
 	}
-	o := cfg.Executor.Execute(ctx, job, jh)
+	relay := sandbox.NewWall(0, nil) // no limit: the engine's wall is linked to it
+	h.setWall(relay)
+	defer h.setWall(nil)
+	o := cfg.Executor.Execute(sandbox.ContextWithWall(ctx, relay), job, jh)
 	if o == nil {
 		o = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}
 	}
@@ -318,8 +321,37 @@ type workerHost struct {
 
 	next atomic.Uint64
 
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending, wall and release
 	pending map[uint64]chan resultMsg
+	// wall relays the server's holds to the running job's engine (nil
+	// between jobs); release ends the hold in force, if any.
+	wall    *sandbox.Wall
+	release func()
+}
+
+// setWall makes w the wall that the server's holds reach (nil: none).
+func (h *workerHost) setWall(w *sandbox.Wall) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.release != nil {
+		h.release()
+		h.release = nil
+	}
+	h.wall = w
+}
+
+// hold holds or releases the running job's wall, as the server says.
+func (h *workerHost) hold(held bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.wall == nil:
+	case held && h.release == nil:
+		h.release = h.wall.Hold()
+	case !held && h.release != nil:
+		h.release()
+		h.release = nil
+	}
 }
 
 var _ sandbox.Host = (*workerHost)(nil)
@@ -391,6 +423,12 @@ func (h *workerHost) readFrames(in io.Reader, jobs chan<- []byte, done <-chan st
 			case jobs <- body:
 			case <-done:
 				return io.EOF
+			}
+			continue
+		case kindHold:
+			var m holdMsg
+			if strictUnmarshal(body, &m) == nil {
+				h.hold(m.Held)
 			}
 			continue
 		case kindResult:

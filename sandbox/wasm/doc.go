@@ -64,7 +64,8 @@
 // # Limits
 //
 // Per run, from sandbox.Limits: Timeout (E_TIMEOUT; the engine enforces it
-// whatever ctx says), MemoryBytes (the guest's linear memory, in 64 KiB
+// whatever ctx says, on a sandbox.Wall that stops while a call waits for a
+// person's approval), MemoryBytes (the guest's linear memory, in 64 KiB
 // pages: an initial memory over it is refused with E_MODULE_LIMIT,
 // memory.grow past it returns -1), MaxCalls (the call past it completes at
 // once with status 1, E_TOOL_CALL_LIMIT), MaxResultBytes (E_OUTPUT_LIMIT, or

@@ -190,7 +190,7 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 			return out
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	ctx, cancel := sandbox.WithWallLimit(ctx, limits.Timeout)
 	defer cancel()
 	h, serr := e.acquire(ctx, job.Program.Module, limits)
 	if serr != nil {

@@ -47,6 +47,11 @@ type Conn struct {
 	// listChanged receives (without blocking, coalesced) when the server
 	// sends notifications/tools/list_changed.
 	listChanged chan struct{}
+
+	// progress routes the server's progress notifications (progress.go).
+	progress progressTokens
+	// tasks names the tools that require task augmentation (tasks.go).
+	tasks taskRequired
 }
 
 // Connect starts or dials the server, resolving its "!command" values, and
@@ -131,6 +136,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "sandcall", Version: "upstream"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: c.progress.handle,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case c.listChanged <- struct{}{}:
@@ -152,7 +158,7 @@ func (c *Conn) dial(ctx context.Context) error {
 		}()
 	}
 	addProjectRoot(client)
-	sess, err := client.Connect(cctx, tr, nil)
+	sess, err := client.Connect(cctx, &taskScanTransport{Transport: tr, seen: &c.tasks}, nil)
 	close(connected)
 	if err != nil {
 		if pt != nil {
@@ -296,6 +302,10 @@ func (c *Conn) Tools(ctx context.Context) (out []Listed, errs []error, err error
 	for _, ut := range all {
 		name := ToolName(c.Server.Name, ut.Name)
 		if clash[name] {
+			continue
+		}
+		if c.tasks.has(ut.Name) {
+			errs = append(errs, fmt.Errorf("server %q: tool %q is left out: it requires task augmentation (execution.taskSupport \"required\"), which sandcall does not support, so every call of it would fail", c.Server.Name, ut.Name))
 			continue
 		}
 		l, err := c.convert(name, ut)
@@ -498,7 +508,10 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		if sess == nil {
 			return nil, tools.Transient(fmt.Sprintf("upstream server %q is not connected", c.Server.Name), "the upstream server may be down; retry later")
 		}
-		res, err := sess.CallTool(cctx, &mcp.CallToolParams{Name: upstreamName, Arguments: args})
+		params := &mcp.CallToolParams{Name: upstreamName, Arguments: args}
+		endProgress := c.progress.token(ctx, params)
+		res, err := sess.CallTool(cctx, params)
+		endProgress()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

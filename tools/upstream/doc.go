@@ -70,6 +70,16 @@
 // CallToolResult as is (tools.Tool.DirectRaw), and see the upstream's own
 // output schema.
 //
+// A call whose caller listens for progress (tools.WithProgress: the runner,
+// for a program's calls) carries its own progress token, and the server's
+// notifications/progress for it reach tools.ReportProgress: the run's
+// progress then names the call ("github_search: 40/100").
+//
+// A tool listed with execution.taskSupport "required" (callable only as an
+// MCP task, which sandcall does not do) is left out, with the reason among
+// the server's warnings; go-sdk's mcp.Tool has no such field, so the
+// connection reads it from the raw tools/list answers.
+//
 // # Limits
 //
 // During an outage a server's tools stay in the catalog and fail with a
