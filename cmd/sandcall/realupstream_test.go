@@ -93,6 +93,10 @@ func fsProject(t *testing.T, threshold int) (project, data string) {
 			t.Fatal(err)
 		}
 	}
+	// The project's servers run only once trusted (sandcall servers trust).
+	if out, errOut, code := sandcallIn(t, project, nil, "servers", "trust"); code != 0 {
+		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
+	}
 	return project, data
 }
 

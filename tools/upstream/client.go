@@ -158,7 +158,16 @@ func (c *Conn) dial(ctx context.Context) error {
 		}()
 	}
 	addProjectRoot(client)
-	sess, err := client.Connect(cctx, &taskScanTransport{Transport: tr, seen: &c.tasks}, nil)
+	// Only a stdio connection is wrapped: the streamable HTTP client's
+	// connection has an unexported hook (sessionUpdated) that opens the
+	// stream notifications such as tools/list_changed arrive on, and a
+	// wrapper would hide it (TestToolsApprove). An HTTP server's task-only
+	// tools are therefore listed; their calls fail with the server's error.
+	conn := tr
+	if r.Type == TypeStdio {
+		conn = &taskScanTransport{Transport: tr, seen: &c.tasks}
+	}
+	sess, err := client.Connect(cctx, conn, nil)
 	close(connected)
 	if err != nil {
 		if pt != nil {

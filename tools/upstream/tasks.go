@@ -16,7 +16,9 @@ import (
 // drops the execution field, so the connection reads it from the raw
 // tools/list answers (taskScanTransport) and Conn.Tools leaves those tools
 // out, with the reason among the server's warnings (shown by `sandcall
-// tools list` and `servers list`).
+// tools list` and `servers list`). Stdio servers only: wrapping an HTTP
+// connection would hide the SDK's hook that opens its notification stream
+// (see Conn.dial).
 
 // taskScanTransport wraps a transport to note, from each tools/list
 // answer, which tools require task augmentation.
