@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,11 +164,8 @@ func describe(l Label) string {
 
 // labelRule is one compiled entry of the policy's labels section.
 type labelRule struct {
-	id      string
-	anyTool bool
-	exact   map[string]struct{}
-	globs   []glob
-	match   metaMatch
+	id string
+	selector
 
 	label Label
 	// hasIntegrity and hasReaders say which parts the entry sets; the
@@ -177,24 +173,6 @@ type labelRule struct {
 	hasIntegrity, hasReaders bool
 	// resultLabels honours labels the tool attaches to its results.
 	resultLabels bool
-}
-
-func (r *labelRule) selects(name string, meta *ToolMeta) bool {
-	if !r.anyTool {
-		_, ok := r.exact[name]
-		if !ok {
-			for i := range r.globs {
-				if r.globs[i].match(name) {
-					ok = true
-					break
-				}
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return r.match.matches(meta)
 }
 
 // DefaultLabel is the label of a tool's results when no entry of the
@@ -338,38 +316,7 @@ func compileLabels(ps *problems, raw []located[rawLabel]) []*labelRule {
 		if rl.Name != "" {
 			r.id = rl.Name
 		}
-		if rl.Tools == nil {
-			r.anyTool = true
-		} else if len(rl.Tools) == 0 {
-			ps.at(lr.p, "%s: tools: empty list (omit tools to match every tool)", r.id)
-		}
-		for _, t := range rl.Tools {
-			switch {
-			case t.v == "":
-				ps.at(t.p, "%s: tools: empty tool name", r.id)
-			case strings.ContainsAny(t.v, "*?["):
-				if _, err := path.Match(t.v, ""); err != nil {
-					ps.at(t.p, "%s: tools: bad glob %q: %v", r.id, t.v, err)
-					continue
-				}
-				r.globs = append(r.globs, compileGlob(t.v))
-			default:
-				if r.exact == nil {
-					r.exact = map[string]struct{}{}
-				}
-				r.exact[t.v] = struct{}{}
-			}
-		}
-		if m := rl.Match; m != nil {
-			r.match = metaMatch{readOnly: m.ReadOnly, destructive: m.Destructive,
-				idempotent: m.Idempotent, openWorld: m.OpenWorld}
-			if m.Source != nil {
-				if _, err := path.Match(m.Source.v, ""); err != nil || m.Source.v == "" {
-					ps.at(m.Source.p, "%s: match.source: bad name or glob %q", r.id, m.Source.v)
-				}
-				r.match.sources = []glob{compileGlob(m.Source.v)}
-			}
-		}
+		r.selector = compileSelector(ps, r.id, lr.p, rl.Tools, rl.Match)
 		if it := rl.Integrity; it != nil {
 			switch it.v {
 			case "trusted":

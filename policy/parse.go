@@ -307,38 +307,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 				r.id = rr.Name
 			}
 		}
-		if rr.Tools == nil {
-			r.anyTool = true
-		} else if len(rr.Tools) == 0 {
-			ps.at(lr.p, "%s: tools: empty list (omit tools to match every tool)", r.id)
-		}
-		for _, t := range rr.Tools {
-			switch {
-			case t.v == "":
-				ps.at(t.p, "%s: tools: empty tool name", r.id)
-			case strings.ContainsAny(t.v, "*?["):
-				if _, err := path.Match(t.v, ""); err != nil {
-					ps.at(t.p, "%s: tools: bad glob %q: %v", r.id, t.v, err)
-					continue
-				}
-				r.globs = append(r.globs, compileGlob(t.v))
-			default:
-				if r.exact == nil {
-					r.exact = map[string]struct{}{}
-				}
-				r.exact[t.v] = struct{}{}
-			}
-		}
-		if m := rr.Match; m != nil {
-			r.match = metaMatch{readOnly: m.ReadOnly, destructive: m.Destructive,
-				idempotent: m.Idempotent, openWorld: m.OpenWorld}
-			if m.Source != nil {
-				if _, err := path.Match(m.Source.v, ""); err != nil || m.Source.v == "" {
-					ps.at(m.Source.p, "%s: match.source: bad name or glob %q", r.id, m.Source.v)
-				}
-				r.match.sources = []glob{compileGlob(m.Source.v)}
-			}
-		}
+		r.selector = compileSelector(ps, r.id, lr.p, rr.Tools, rr.Match)
 		if rr.AllowedCallers != nil {
 			r.callers = compileCallers(ps, r.id, *rr.AllowedCallers)
 			r.hasCallers = true
@@ -394,6 +363,46 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		c.rules = append(c.rules, r)
 	}
 	return c
+}
+
+// compileSelector compiles the tools list and match of a rule or labels
+// entry (id, at p): no list selects every tool, names with glob characters
+// are globs, match selects by metadata.
+func compileSelector(ps *problems, id string, p pos, list []located[string], m *rawMatch) selector {
+	var s selector
+	if list == nil {
+		s.anyTool = true
+	} else if len(list) == 0 {
+		ps.at(p, "%s: tools: empty list (omit tools to match every tool)", id)
+	}
+	for _, t := range list {
+		switch {
+		case t.v == "":
+			ps.at(t.p, "%s: tools: empty tool name", id)
+		case strings.ContainsAny(t.v, "*?["):
+			if _, err := path.Match(t.v, ""); err != nil {
+				ps.at(t.p, "%s: tools: bad glob %q: %v", id, t.v, err)
+				continue
+			}
+			s.globs = append(s.globs, compileGlob(t.v))
+		default:
+			if s.exact == nil {
+				s.exact = map[string]struct{}{}
+			}
+			s.exact[t.v] = struct{}{}
+		}
+	}
+	if m != nil {
+		s.match = metaMatch{readOnly: m.ReadOnly, destructive: m.Destructive,
+			idempotent: m.Idempotent, openWorld: m.OpenWorld}
+		if m.Source != nil {
+			if _, err := path.Match(m.Source.v, ""); err != nil || m.Source.v == "" {
+				ps.at(m.Source.p, "%s: match.source: bad name or glob %q", id, m.Source.v)
+			}
+			s.match.sources = []glob{compileGlob(m.Source.v)}
+		}
+	}
+	return s
 }
 
 func compileCallers(ps *problems, where string, list []located[string]) callers {

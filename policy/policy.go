@@ -232,10 +232,7 @@ type rule struct {
 	index int
 	pos   pos
 
-	anyTool bool                // no tools list: every tool
-	exact   map[string]struct{} // tool names without glob characters
-	globs   []glob
-	match   metaMatch
+	selector // which tools the rule applies to
 
 	callers    callers
 	hasCallers bool // allowed_callers was set; if not, the defaults apply
@@ -289,9 +286,18 @@ func (m *metaMatch) matches(t *ToolMeta) bool {
 	return false
 }
 
-// selects reports whether r applies to the tool (by name and metadata;
+// selector says which tools a rule or a labels entry applies to: by name
+// (exact or glob; no tools list is every tool) and by metadata.
+type selector struct {
+	anyTool bool                // no tools list: every tool
+	exact   map[string]struct{} // tool names without glob characters
+	globs   []glob
+	match   metaMatch
+}
+
+// selects reports whether the tool is selected (by name and metadata;
 // `when` and quotas are per call and do not take part).
-func (r *rule) selects(name string, meta *ToolMeta) bool {
+func (r *selector) selects(name string, meta *ToolMeta) bool {
 	if !r.anyTool {
 		_, ok := r.exact[name]
 		if !ok {
