@@ -17,31 +17,11 @@ import (
 // program as objects ({type, mimeType, data}, {type, uri, name},
 // {type, uri, text}), where they used to be dropped.
 func TestUpstreamContentTypes(t *testing.T) {
-	bins := installNPMServers(t)
-	dir := t.TempDir()
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": filepath.Join(bins, "mcp-server-everything")}}})
-	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src := `const img = await tools.everything_get_tiny_image({});
+	dir := everythingProject(t)
+	out := runProgramIn(t, dir, `const img = await tools.everything_get_tiny_image({});
 const links = await tools.everything_get_resource_links({count: 2});
 const ref = await tools.everything_get_resource_reference({resourceType: "Text", resourceId: 1});
-return {img, links, ref};`
-	prog := filepath.Join(dir, "prog.js")
-	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
+return {img, links, ref};`)
 	type block struct {
 		Type, Text, MIMEType, Data, URI, Name string
 	}
@@ -77,6 +57,18 @@ return {img, links, ref};`
 // "everything" server's get_roots_list) gets the project root, where
 // sandcall runs, instead of an empty list.
 func TestUpstreamRoots(t *testing.T) {
+	dir := everythingProject(t)
+	out := runProgramIn(t, dir, `return await tools.everything_get_roots_list({});`)
+	real, _ := filepath.EvalSymlinks(dir)
+	if !bytes.Contains(out, []byte("URI: file://"+dir)) && !bytes.Contains(out, []byte("URI: file://"+real)) {
+		t.Errorf("the project root %s is not among the roots: %s", dir, out)
+	}
+}
+
+// everythingProject returns a project directory whose .mcp.json names the
+// npm "everything" server (installed by the test) as server "everything".
+func everythingProject(t *testing.T) string {
+	t.Helper()
 	bins := installNPMServers(t)
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
@@ -84,8 +76,15 @@ func TestUpstreamRoots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// runProgramIn runs src with `sandcall run --trust-project` (in-process
+// tier) in dir and returns its stdout; a failed run fails the test.
+func runProgramIn(t *testing.T, dir, src string) []byte {
+	t.Helper()
 	prog := filepath.Join(dir, "prog.js")
-	if err := os.WriteFile(prog, []byte(`return await tools.everything_get_roots_list({});`), 0o644); err != nil {
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -98,8 +97,5 @@ func TestUpstreamRoots(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	real, _ := filepath.EvalSymlinks(dir)
-	if !bytes.Contains(out, []byte("URI: file://"+dir)) && !bytes.Contains(out, []byte("URI: file://"+real)) {
-		t.Errorf("the project root %s is not among the roots: %s", dir, out)
-	}
+	return out
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,13 +10,7 @@ import (
 // that can only be called as a task, which sandcall does not do): `tools
 // list` leaves it out and says why; the server's other tools are listed.
 func TestTaskRequiredToolLeftOut(t *testing.T) {
-	bins := installNPMServers(t)
-	dir := t.TempDir()
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": filepath.Join(bins, "mcp-server-everything")}}})
-	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := everythingProject(t)
 	if _, errOut, code := sandcallIn(t, dir, nil, "servers", "trust"); code != 0 {
 		t.Fatalf("servers trust: exit %d\n%s", code, errOut)
 	}

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,13 +18,7 @@ import (
 // progress notifications of run_code name the upstream call and how far it
 // is ("everything_trigger_long_running_operation: 2/3").
 func TestUpstreamProgressInRunProgress(t *testing.T) {
-	bins := installNPMServers(t)
-	dir := t.TempDir()
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": filepath.Join(bins, "mcp-server-everything")}}})
-	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := everythingProject(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.Command(bin, "serve", "--isolation", "inprocess", "--trust-project")
