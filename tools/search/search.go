@@ -149,7 +149,7 @@ const (
 // says none, a reading verb) ranks verbBoost higher; one whose name's verb
 // is another ranks verbPenalty lower ("which merge requests wait for
 // review?" lists them rather than creates one).
-const (
+var (
 	verbBoost   = 1.3
 	verbPenalty = 0.8
 )
@@ -157,11 +157,23 @@ const (
 // MinConfidence is the least confidence of a hit (see the package doc).
 const MinConfidence = 0.3
 
+var minConfidence = MinConfidence
+
 // noObject scales the confidence of a tool that meets no word of the
 // query but verbs, or their synonyms, in its name, family or summary: it does what the query
 // asks, to something the query does not say ("delete my Spotify
 // playlist" and a database's delete_many).
-const noObject = 0.8
+var noObject = 0.8
+
+// A tool of another family than the one a query names ("drop the table
+// from our Postgres database" and a MongoDB tool) ranks famPenalty lower
+// and its confidence counts famConf. A word names a family when at least
+// famShare of the tools that use it have it in their family.
+var (
+	famPenalty = 0.5
+	famConf    = 0.7
+	famShare   = 0.8
+)
 
 // The floor of a long query (see Search).
 const (
@@ -174,7 +186,7 @@ const (
 // doc): a hit's confidence is confQuery × the query's coverage + (1 −
 // confQuery) × the name's coverage; its rank score is BM25F × (qBase +
 // query coverage) × (1 + nBoost × name coverage).
-const (
+var (
 	confQuery = 0.8
 	qBase     = 0.5
 	nBoost    = 0.67
@@ -198,7 +210,7 @@ var (
 	strength = [nFields]float64{1, 1, 1, 0.7, 0.4}
 )
 
-const (
+var (
 	k1 = 1.2
 	// synonymWeight is what a synonym of a query word counts, relative to
 	// the word itself.
@@ -219,6 +231,7 @@ type Index struct {
 	vocab  map[byte][]string // the terms, by first byte: for typos
 	avgLen [nFields]float64
 	byName map[string]int
+	famDF  map[string]int // a family word's number of tools with it in their family
 }
 
 type doc struct {
@@ -278,8 +291,14 @@ func New(ts []*tools.Tool) *Index {
 		ix.byName[t.Name] = len(ix.docs)
 		ix.docs = append(ix.docs, d)
 	}
+	ix.famDF = map[string]int{}
 	ix.vocab = map[byte][]string{}
-	for w := range ix.post {
+	for w, ps := range ix.post {
+		for _, p := range ps {
+			if p.tf[fFamily] > 0 {
+				ix.famDF[w]++
+			}
+		}
 		ix.vocab[w[0]] = append(ix.vocab[w[0]], w)
 	}
 	for f := range total {
@@ -311,6 +330,7 @@ type group struct {
 	weight []float64 // 1 for the word, synonymWeight for a synonym
 	idf    []float64
 	cover  float64 // the group's weight in the query's coverage
+	qw     float64 // the weight of the word's sentence (see queryTerms)
 }
 
 // Search returns the tools that match query above the confidence floor,
@@ -329,8 +349,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	plain := stripLiterals(query)
-	terms := dedupe(append(Terms(plain), ix.compounds(plain)...))
+	plain := ix.joinCamel(stripLiterals(query))
+	terms, qw := queryTerms(plain)
+	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
 		terms = terms[:MaxQueryTerms]
 	}
@@ -349,7 +370,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		inQuery[w] = 1
 	}
 	for _, w := range terms {
-		g := group{terms: []string{w}, weight: []float64{1}, idf: []float64{idfOf(w)}}
+		g := group{terms: []string{w}, weight: []float64{1}, idf: []float64{idfOf(w)}, qw: 1}
+		if x, ok := qw[w]; ok {
+			g.qw = x
+		}
 		alts := synonyms[w]
 		if len(ix.post[w]) == 0 {
 			alts = append(ix.typos(w), alts...)
@@ -375,6 +399,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 				}
 			}
 		}
+		g.cover *= g.qw
 		groups = append(groups, g)
 	}
 	var coverTotal float64
@@ -394,13 +419,15 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// A long request carries context (names, places, what it is for)
 	// that no tool's text says: its floor falls from MinConfidence at
 	// shortQuery words to longFloor × MinConfidence at longQuery words.
-	floor := MinConfidence
+	floor := minConfidence
 	if nw := len(groups); nw > shortQuery {
 		floor *= max(longFloor, 1-(1-longFloor)*float64(nw-shortQuery)/float64(longQuery-shortQuery))
 	}
 
 	// Per document: the best score and coverage of each group.
 	nd := len(ix.docs)
+	namesFam := false
+	famHit := make([]bool, nd)
 	score := make([]float64, nd)
 	cover := make([]float64, nd)
 	objCover := make([]float64, nd) // the best field strength of a word other than a verb
@@ -410,6 +437,14 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	touched := make([]bool, nd)
 	var seen []int32
 	for _, g := range groups {
+		// The query names a family: a word of some tools' family that
+		// the rest of the catalog hardly uses ("GitLab", "Postgres").
+		isFam := false
+		if w := g.terms[0]; !verbs[w] {
+			if fd := ix.famDF[w]; fd > 0 && fd < nd && float64(fd) >= famShare*float64(len(ix.post[w])) {
+				isFam, namesFam = true, true
+			}
+		}
 		clear(gScore)
 		clear(gCover)
 		clear(gStr)
@@ -424,7 +459,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 						str = max(str, strength[f])
 					}
 				}
-				s := g.weight[j] * g.idf[j] * tfc * (k1 + 1) / (k1 + tfc)
+				if isFam && j == 0 && p.tf[fFamily] > 0 {
+					famHit[p.doc] = true
+				}
+				s := g.qw * g.weight[j] * g.idf[j] * tfc * (k1 + 1) / (k1 + tfc)
 				if gScore[p.doc] == 0 && gCover[p.doc] == 0 {
 					gDocs = append(gDocs, p.doc)
 				}
@@ -496,6 +534,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			conf *= noObject
 		}
 		s := score[i] * (qBase + qcov) * (1 + nBoost*ncov)
+		if namesFam && !famHit[i] {
+			s *= famPenalty
+			conf *= famConf
+		}
 		switch agrees(d) {
 		case 1:
 			s *= verbBoost
@@ -629,6 +671,41 @@ func (ix *Index) compounds(query string) []string {
 		}
 	}
 	return out
+}
+
+// joinCamel lower-cases the camelCase words of query that the index has
+// whole, so that a brand a request spells HubSpot, GitLab or MongoDB meets
+// the family hubspot, gitlab or mongodb rather than the words hub and
+// spot.
+func (ix *Index) joinCamel(query string) string {
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		w := query[start:end]
+		if l := strings.ToLower(w); l != w && len(words(w)) > 1 {
+			if _, ok := ix.post[stem(l)]; ok {
+				w = l
+			}
+		}
+		b.WriteString(w)
+		start = -1
+	}
+	for i, r := range query {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			flush(i)
+		}
+		b.WriteRune(r)
+	}
+	if start >= 0 {
+		flush(len(query))
+	}
+	return b.String()
 }
 
 // family is a tool's family and the action words of its name.
@@ -910,7 +987,10 @@ i me my mine we us our you your he him his she her it its they them their this t
 what which who whom whose when where why how all any each every some such both either neither
 as if then than so too very just also only own same other more most much many few
 please want need like let sure one ones thing things take long help able currently quickly right now hey hi thanks
-everything anything something nothing everyone anyone someone stuff give gave`)
+everything anything something nothing everyone anyone someone stuff give gave
+ve re ll don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn
+just really still already yet since whether rather exactly actually maybe perhaps again even ever
+quick kindly`)
 
 func toSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -930,10 +1010,19 @@ var canon = map[string]string{
 }
 
 // phrases are two-word verbs folded to one word, matched as whole words.
+// Applied to tools and queries alike.
 var phrases = map[[2]string]string{
 	{"set", "up"}: "creat", {"sign", "up"}: "register", {"shut", "down"}: "stop", {"turn", "off"}: "stop",
 	{"turn", "on"}: "start", {"look", "up"}: "search", {"log", "out"}: "signout", {"sign", "out"}: "signout",
-	{"log", "in"}: "signin", {"sign", "in"}: "signin", {"e", "mail"}: "email", {"go", "to"}: "navigat",
+	{"log", "in"}: "signin", {"sign", "in"}: "signin", {"logged", "in"}: "signin", {"e", "mail"}: "email", {"go", "to"}: "navigat",
+	// Phrasal verbs of everyday requests.
+	{"kick", "off"}: "start", {"spin", "up"}: "creat", {"tear", "down"}: "delet",
+	{"look", "for"}: "search", {"look", "through"}: "search", {"pull", "up"}: "show", {"find", "out"}: "get",
+	{"how", "many"}: "count",
+	// "file a bug", "open an issue", "raise a ticket": create, not a file
+	// or navigation.
+	{"file", "a"}: "creat", {"file", "an"}: "creat", {"open", "a"}: "creat", {"open", "an"}: "creat",
+	{"raise", "a"}: "creat", {"raise", "an"}: "creat",
 }
 
 // expand replaces an abbreviation by its words.
@@ -946,38 +1035,40 @@ var expand = map[string][]string{
 	"mkdir": {"creat", "directory"}, "rmdir": {"delet", "directory"}, "ls": {"list", "directory"},
 	"grep": {"search", "content"}, "rm": {"delet"}, "mv": {"mov"}, "cp": {"copy"},
 	"lat": {"latitud"}, "lng": {"longitud"},
+	"exec": {"execut"}, "cmd": {"command"}, "cmds": {"command"}, "dm": {"direct", "messag"}, "dms": {"direct", "messag"},
 }
 
 // synonymGroups are words of one meaning, in stemmed form. A query word
 // is also searched as the others of its groups, at synonymWeight: general
-// English, few, and never words that only sometimes mean the same (post
-// and tell are not send).
+// English, few, and never words that only sometimes mean the same (tell
+// is not send). The first groups are verbs (see verbs).
 var synonymGroups = [][]string{
-	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load"},
+	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load", "see", "check", "inspect"},
 	{"list", "enumerat", "show", "brows"},
 	{"search", "find", "lookup", "query", "locat", "seek"},
-	{"delet", "remov", "eras", "destroy", "purg"},
+	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "discard"},
 	{"creat", "add", "new", "mak", "insert", "generat"},
-	{"updat", "modify", "edit", "chang", "patch", "alter"},
+	{"updat", "modify", "edit", "chang", "patch", "alter", "adjust", "tweak"},
 	{"writ", "sav", "stor", "overwrit"},
-	{"send", "deliver", "dispatch"},
-	{"run", "execut", "invok", "launch", "trigger"},
+	{"send", "deliver", "dispatch", "post", "publish"},
+	{"run", "execut", "invok", "launch", "trigger", "start"},
 	{"start", "launch", "begin"},
-	{"stop", "halt", "terminat", "kill"},
+	{"stop", "halt", "terminat", "kill", "cancel", "abort"},
 	{"mov", "renam", "relocat"},
-	{"copy", "duplicat"},
+	{"copy", "duplicat", "clon"},
 	{"directory", "folder"},
-	{"user", "person", "peopl", "member"},
+	{"user", "person", "peopl", "member", "account", "collaborator"},
 	{"issu", "ticket", "bug"},
-	{"comment", "reply"},
+	{"comment", "reply", "not"},
 	{"link", "url"},
 	{"pag", "websit", "sit"},
+	{"web", "internet", "onlin"},
 	{"navigat", "visit", "open"},
 	{"click", "press", "tap"},
 	{"typ", "enter", "fill"},
 	{"screenshot", "captur"},
 	{"imag", "pictur", "photo"},
-	{"error", "exception", "crash"},
+	{"error", "exception", "crash", "failur", "fail"},
 	{"event", "meet", "appointment"},
 	{"tag", "label"},
 	{"relation", "relationship", "connection"},
@@ -989,6 +1080,12 @@ var synonymGroups = [][]string{
 	{"information", "detail", "metadata"},
 	{"statu", "stat", "health"},
 	{"summary", "summariz", "overview"},
+	{"diff", "differenc", "different", "compar"},
+	{"count", "number", "total"},
+	{"process", "program"},
+	{"shell", "terminal", "command"},
+	{"disk", "storag", "spac"},
+	{"task", "todo", "remind"},
 }
 
 // synonyms maps a stemmed word to the others of its groups.
@@ -1010,7 +1107,7 @@ var synonyms = func() map[string][]string {
 // one has no family prefix.
 var verbs = func() map[string]bool {
 	m := map[string]bool{}
-	for _, g := range synonymGroups[:13] {
+	for _, g := range synonymGroups[:13] { // the verb groups
 		for _, w := range g {
 			m[w] = true
 		}
