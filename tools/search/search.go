@@ -176,9 +176,9 @@ var (
 )
 
 // The floor of a long query (see Search).
-const (
-	shortQuery = 4
-	longQuery  = 8
+var (
+	shortQuery = 4.0
+	longQuery  = 8.0
 	longFloor  = 0.5
 )
 
@@ -215,6 +215,10 @@ var (
 	// synonymWeight is what a synonym of a query word counts, relative to
 	// the word itself.
 	synonymWeight = 0.6
+	// typoWeight is what a word one typo away from a query word the
+	// index lacks counts (qeury → query), or a family word it begins
+	// (mongo → mongodb).
+	typoWeight = 0.6
 	// minRelative is the least score of a hit relative to the best one.
 	minRelative = 0.33
 	// A query is too vague when more than max(vagueMin, a 25th of the
@@ -375,17 +379,23 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			g.qw = x
 		}
 		alts := synonyms[w]
+		var typos []string
 		if len(ix.post[w]) == 0 {
-			alts = append(ix.typos(w), alts...)
+			typos = ix.typos(w)
+			alts = append(typos, alts...)
 		}
-		for _, s := range alts {
+		for k, s := range alts {
 			if _, ok := inQuery[s]; ok {
 				continue
 			}
+			wt := synonymWeight
+			if k < len(typos) {
+				wt = typoWeight
+			}
 			g.terms = append(g.terms, s)
-			g.weight = append(g.weight, synonymWeight)
+			g.weight = append(g.weight, wt)
 			g.idf = append(g.idf, idfOf(s))
-			inQuery[s] = max(inQuery[s], synonymWeight)
+			inQuery[s] = max(inQuery[s], wt)
 		}
 		// A word the catalog never uses weighs as the rarest (it is what
 		// no tool does), unless a synonym stands for it.
@@ -402,6 +412,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		g.cover *= g.qw
 		groups = append(groups, g)
 	}
+	// A short query that names, capitalized, something the catalog does
+	// not know ("create a Jira ticket") asks for a thing no tool has.
+	unknownName := len(groups) <= brandMaxGroups && ix.namesUnknown(plain)
 	var coverTotal float64
 	// specific: some query word other than a generic verb (get, show,
 	// create, …) is used by at most an eighth of the catalog. A query of common words only ("get the list of names")
@@ -420,8 +433,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// that no tool's text says: its floor falls from MinConfidence at
 	// shortQuery words to longFloor × MinConfidence at longQuery words.
 	floor := minConfidence
-	if nw := len(groups); nw > shortQuery {
-		floor *= max(longFloor, 1-(1-longFloor)*float64(nw-shortQuery)/float64(longQuery-shortQuery))
+	if nw := float64(len(groups)); nw > shortQuery {
+		floor *= max(longFloor, 1-(1-longFloor)*(nw-shortQuery)/(longQuery-shortQuery))
 	}
 
 	// Per document: the best score and coverage of each group.
@@ -538,6 +551,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			s *= famPenalty
 			conf *= famConf
 		}
+		if unknownName {
+			conf *= brandConf
+		}
 		switch agrees(d) {
 		case 1:
 			s *= verbBoost
@@ -596,14 +612,19 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 
 // typos returns the index terms one edit (a letter added, dropped,
 // changed, or two swapped) from w, a query word of at least five letters
-// the index lacks, with the same first letter.
+// the index lacks, with the same first letter; for a word of four
+// letters, only a letter dropped (indx → index). A word of at least four
+// letters also matches the family words it begins (mongo → mongodb).
 func (ix *Index) typos(w string) []string {
-	if len(w) < 5 || !isASCII(w) {
+	if len(w) < 4 || !isASCII(w) {
 		return nil
 	}
 	var out []string
 	for _, v := range ix.vocab[w[0]] {
-		if d := len(v) - len(w); d >= -1 && d <= 1 && len(v) >= 4 && oneEdit(w, v) {
+		d := len(v) - len(w)
+		typo := d >= -1 && d <= 1 && len(v) >= 4 && (len(w) >= 5 || d == 1) && oneEdit(w, v)
+		prefix := d > 0 && ix.famDF[v] > 0 && strings.HasPrefix(v, w)
+		if typo || prefix {
 			out = append(out, v)
 			if len(out) == 3 {
 				break
@@ -671,6 +692,37 @@ func (ix *Index) compounds(query string) []string {
 		}
 	}
 	return out
+}
+
+var determiners = toSet(`a an the my our your their his her its this that these those some`)
+
+var (
+	brandMaxGroups = 8
+	brandConf      = 0.5
+)
+
+// namesUnknown reports whether query has a capitalized word after a
+// determiner ("a Jira ticket", "my Spotify playlist") that the index does
+// not know, nor a word one typo from it: a thing of another service,
+// rather than the name of a place or a person an argument gives ("the
+// elevation of Denver").
+func (ix *Index) namesUnknown(query string) bool {
+	for _, s := range sentences(query) {
+		ws := words(s)
+		for i, w := range ws {
+			if i == 0 || !isUpper([]rune(w)[0]) || !determiners[strings.ToLower(ws[i-1])] {
+				continue
+			}
+			ts := Terms(w)
+			if len(ts) != 1 {
+				continue
+			}
+			if _, ok := ix.post[ts[0]]; !ok && len(ix.typos(ts[0])) == 0 && len(synonyms[ts[0]]) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // joinCamel lower-cases the camelCase words of query that the index has

@@ -1,0 +1,104 @@
+package search_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+func TestTermsRequests(t *testing.T) {
+	cases := map[string][]string{
+		"file a bug":                      {"creat", "bug"},
+		"open an issue":                   {"creat", "issu"},
+		"kick off the build":              {"start", "build"},
+		"how many users":                  {"count", "user"},
+		"I've reviewed it, don't merge":   {"review", "merg"},
+		"could you just quickly restart?": {"restart"},
+	}
+	for in, want := range cases {
+		if got := search.Terms(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Terms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestBrandWhole: a brand a request spells in camelCase (HubSpot) meets the
+// family of that name, not its halves.
+func TestBrandWhole(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "hubspot_search_contacts", Source: "hubspot", Description: "Search the contacts of the CRM."},
+		{Name: "maps_find_spot", Source: "maps", Description: "Find a spot near a transit hub."},
+	})
+	hits, _ := ix.Search("HubSpot", 1, nil)
+	if len(hits) == 0 || hits[0].Tool.Name != "hubspot_search_contacts" {
+		t.Errorf("HubSpot: %v, want hubspot_search_contacts", hits)
+	}
+	// A prefix of a family's name stands for it (mongo → mongodb).
+	ix = search.New([]*tools.Tool{
+		{Name: "mongodb_list_collections", Source: "mongodb", Description: "List the collections of a database."},
+		{Name: "postgres_list_tables", Source: "postgres", Description: "List the collections of tables of a database."},
+	})
+	if hits, _ := ix.Search("list mongo collections", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "mongodb_list_collections" {
+		t.Errorf("mongo: %v, want mongodb_list_collections", hits)
+	}
+}
+
+// TestFamilyNamed: a query naming a family ranks the tools of other
+// families lower, with less confidence.
+func TestFamilyNamed(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "postgres_list_tables", Source: "postgres", Description: "List the tables of the database."},
+		{Name: "mysql_list_tables", Source: "mysql", Description: "List the tables of the database."},
+	})
+	hits, _ := ix.Search("list the tables in MySQL", 0, nil)
+	if len(hits) == 0 || hits[0].Tool.Name != "mysql_list_tables" {
+		t.Fatalf("got %v, want mysql_list_tables first", hits)
+	}
+	for _, h := range hits[1:] {
+		if h.Confidence > 0.8*hits[0].Confidence {
+			t.Errorf("%s: confidence %.2f, near the named family's %.2f", h.Tool.Name, h.Confidence, hits[0].Confidence)
+		}
+	}
+}
+
+// TestUnknownService: a short request for a thing of a service the catalog
+// does not have ("a Jira ticket") finds nothing; without the service, the
+// same words find the tool.
+func TestUnknownService(t *testing.T) {
+	ix := search.New(fixtureTools())
+	for _, q := range []string{"create a Jira ticket", "open a ticket in our Zendesk"} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
+		}
+	}
+	if hits, _ := ix.Search("create a ticket", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "repo_create_issue" {
+		t.Errorf("create a ticket: %v, want repo_create_issue", hits)
+	}
+	// A place an argument names is not a service.
+	ix = search.New(append(fixtureTools(), &tools.Tool{Name: "maps_elevation", Description: "The elevation of a place above sea level."}))
+	if hits, _ := ix.Search("What's the elevation of Denver, Colorado?", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "maps_elevation" {
+		t.Errorf("elevation of Denver: %v, want maps_elevation", hits)
+	}
+}
+
+// TestContextSentence: in a request of several sentences, the one that
+// asks names the tool; a sentence that only tells the situation, or a
+// clause carrying the text to write, weighs less.
+func TestContextSentence(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "fs_list_directory", Description: "List the files and folders in a directory."},
+		{Name: "net_download_file", Description: "Download a file from a URL to the disk."},
+		{Name: "repo_create_issue", Description: "Create an issue in a repository."},
+		{Name: "repo_add_comment", Description: "Add a comment to an issue."},
+	})
+	for _, c := range []struct{ q, want string }{
+		{"I downloaded a lot of files from the web yesterday. What's in my reports folder?", "fs_list_directory"},
+		{"Please leave a comment on the login issue saying we create a new issue for the crash.", "repo_add_comment"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
+}
