@@ -102,3 +102,28 @@ func TestContextSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestParticiple: a verb a request says only as a participle is a state,
+// not the action ("cancel the pipeline that is running").
+func TestParticiple(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "ci_run_pipeline", Description: "Run a pipeline."},
+		{Name: "ci_stop_pipeline", Description: "Stop a pipeline."},
+		{Name: "ci_list_pipelines", Description: "List the pipelines of the project."},
+	})
+	q := "Cancel the pipeline that's currently running"
+	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "ci_stop_pipeline" {
+		t.Errorf("Search(%q) = %v, want ci_stop_pipeline first", q, hits)
+	}
+}
+
+// TestTitle: a tool's title is searched with its summary.
+func TestTitle(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "crawl_map", Title: "Map a website", Description: "Discover the URLs of a site, fast."},
+		{Name: "crawl_scrape", Description: "Scrape one page of a site."},
+	})
+	if hits, _ := ix.Search("map a website", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "crawl_map" {
+		t.Errorf("map a website: %v, want crawl_map", hits)
+	}
+}

@@ -53,7 +53,8 @@ func catalogName(server, tool string) string {
 
 // loadRealCatalog reads the tools of testdata/realcatalog: real MCP
 // servers' tools/list answers, as tools/upstream adds them to a catalog
-// (name <server>_<tool>, source the server).
+// (name <server>_<tool>, source the server, title the tool's or its
+// annotations').
 func loadRealCatalog(t testing.TB) []*tools.Tool {
 	t.Helper()
 	files, err := filepath.Glob("testdata/realcatalog/*.json")
@@ -76,12 +77,18 @@ func loadRealCatalog(t testing.TB) []*tools.Tool {
 				Title       string             `json:"title"`
 				Description string             `json:"description"`
 				InputSchema *jsonschema.Schema `json:"inputSchema"`
+				Annotations struct {
+					Title string `json:"title"`
+				} `json:"annotations"`
 			} `json:"tools"`
 		}
 		if err := json.Unmarshal(data, &srv); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for _, x := range srv.Tools {
+			if x.Title == "" { // as tools/upstream does
+				x.Title = x.Annotations.Title
+			}
 			ts = append(ts, &tools.Tool{Name: catalogName(srv.Server, x.Name), Title: x.Title, Description: x.Description,
 				InputSchema: x.InputSchema, Source: srv.Server,
 				Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})

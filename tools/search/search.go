@@ -266,6 +266,11 @@ func New(ts []*tools.Tool) *Index {
 		d := doc{tool: t}
 		fam, action := fams[i].family, fams[i].action
 		summary, rest := summaryOf(t.Description)
+		if t.Title != "" {
+			// A title often says in words what the name abbreviates
+			// ("Map a website" for firecrawl_map).
+			summary = t.Title + ". " + summary
+		}
 		texts := [nFields]string{action, fam, summary, rest, paramText(t.InputSchema)}
 		clear(tf)
 		for f, text := range texts {
@@ -368,6 +373,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		return math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	maxIDF := math.Log(1 + (n+0.5)/0.5)
+	// A verb the query says only as a participle is a state, not
+	// the action ("cancel the pipeline that is running"): it weighs as
+	// context and does not count as the query's verb.
+	gerund := gerundOnly(plain)
 	inQuery := map[string]float64{} // term → its weight as a query word or synonym
 	groups := make([]group, 0, len(terms))
 	for _, w := range terms {
@@ -375,8 +384,11 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	}
 	for _, w := range terms {
 		g := group{terms: []string{w}, weight: []float64{1}, idf: []float64{idfOf(w)}, qw: 1}
-		if x, ok := qw[w]; ok {
+		if x, ok := qw[w]; ok && !ix.namesFamily(w) {
 			g.qw = x
+		}
+		if gerund[w] {
+			g.qw = min(g.qw, contextWeight)
 		}
 		alts := synonyms[w]
 		var typos []string
@@ -452,12 +464,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	for _, g := range groups {
 		// The query names a family: a word of some tools' family that
 		// the rest of the catalog hardly uses ("GitLab", "Postgres").
-		isFam := false
-		if w := g.terms[0]; !verbs[w] {
-			if fd := ix.famDF[w]; fd > 0 && fd < nd && float64(fd) >= famShare*float64(len(ix.post[w])) {
-				isFam, namesFam = true, true
-			}
-		}
+		isFam := ix.namesFamily(g.terms[0])
+		namesFam = namesFam || isFam
 		clear(gScore)
 		clear(gCover)
 		clear(gStr)
@@ -502,19 +510,22 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 
 	// The query's action: the verbs it says, and for a question
 	// ("which merge requests are open?"), reading.
-	qVerb := false
+	action := map[string]bool{}
 	for _, g := range groups {
-		if verbs[g.terms[0]] {
-			qVerb = true
+		if verbs[g.terms[0]] && !gerund[g.terms[0]] {
+			for _, t := range g.terms {
+				action[t] = true
+			}
 		}
 	}
+	qVerb := len(action) > 0
 	question := isQuestion(query)
 	agrees := func(d *doc) int {
 		if len(d.verb) == 0 || !qVerb && !question {
 			return 0
 		}
 		for _, v := range d.verb {
-			if inQuery[v] > 0 || question && slices.Contains(readVerbs, v) {
+			if action[v] || question && slices.Contains(readVerbs, v) {
 				return 1
 			}
 		}
@@ -564,7 +575,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			all = append(all, Hit{Tool: d.tool, Score: 1e6 + s, Confidence: 1})
 			continue
 		}
-		if s == 0 || conf < floor || !specific && ncov < 0.75 {
+		if s == 0 || !specific && ncov < 0.75 {
 			continue
 		}
 		all = append(all, Hit{Tool: d.tool, Score: s, Confidence: conf})
@@ -578,6 +589,16 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 		return all[i].Tool.Name < all[j].Tool.Name
 	})
+	kept := all[:0]
+	for _, h := range all {
+		if h.Confidence >= floor {
+			kept = append(kept, h)
+		}
+	}
+	all = kept
+	if len(all) == 0 {
+		return nil, 0
+	}
 	best := all[0].Score
 	if best >= 1e6 {
 		best = 0 // the exact name does not raise the floor of the rest
@@ -608,6 +629,17 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		out = out[:limit]
 	}
 	return out, total
+}
+
+// namesFamily reports whether w, a query word, names a family: a word
+// of some tools' family (not all tools') that the rest of the catalog
+// hardly uses ("GitLab", "Postgres").
+func (ix *Index) namesFamily(w string) bool {
+	if verbs[w] {
+		return false
+	}
+	fd := ix.famDF[w]
+	return fd > 0 && fd < len(ix.docs) && float64(fd) >= famShare*float64(len(ix.post[w]))
 }
 
 // typos returns the index terms one edit (a letter added, dropped,
@@ -1169,6 +1201,35 @@ var verbs = func() map[string]bool {
 	}
 	return m
 }()
+
+// gerundOnly returns the verbs that text says only in their -ing form.
+func gerundOnly(text string) map[string]bool {
+	var ing, other map[string]bool
+	for _, w := range words(text) {
+		w = strings.ToLower(w)
+		t := stem(w)
+		if !verbs[t] {
+			continue
+		}
+		if strings.HasSuffix(w, "ing") {
+			if ing == nil {
+				ing = map[string]bool{}
+			}
+			ing[t] = true
+		} else {
+			if other == nil {
+				other = map[string]bool{}
+			}
+			other[t] = true
+		}
+	}
+	for t := range ing {
+		if other[t] {
+			delete(ing, t)
+		}
+	}
+	return ing
+}
 
 // readVerbs are what a question without a verb asks a tool to do.
 var readVerbs = []string{"get", "list", "search", "find", "read", "show"}
