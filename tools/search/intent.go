@@ -4,7 +4,7 @@ import "strings"
 
 // The weights of a request's words by the part of the request they are in
 // (see queryTerms).
-var (
+const (
 	// contextWeight is the weight of a sentence that only tells the
 	// situation ("My laptop fan is going crazy.") in a request that also
 	// asks something.

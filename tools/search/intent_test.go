@@ -12,6 +12,7 @@ func TestTermsRequests(t *testing.T) {
 	cases := map[string][]string{
 		"file a bug":                      {"creat", "bug"},
 		"open an issue":                   {"creat", "issu"},
+		"open a file":                     {"open", "file"},
 		"kick off the build":              {"start", "build"},
 		"how many users":                  {"count", "user"},
 		"I've reviewed it, don't merge":   {"review", "merg"},
