@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // The weights of a request's words by the part of the request they are in
 // (see queryTerms).
@@ -92,12 +95,35 @@ func sentences(text string) []string {
 	return out
 }
 
-// lowerWords are a sentence's words, lower-cased, apostrophes kept
-// ("i'm", "what's").
+// wordSpans returns the byte spans of the words of s: letters, digits
+// and apostrophes ("i'm", "what's").
+func wordSpans(s string) [][2]int {
+	var out [][2]int
+	start := -1
+	for i, r := range s {
+		in := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’'
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			out = append(out, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(s)})
+	}
+	return out
+}
+
+// lowerWords are the words of s, lower-cased.
 func lowerWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\'' || r == '’' || r > 0x7f)
-	})
+	spans := wordSpans(s)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = strings.ToLower(s[sp[0]:sp[1]])
+	}
+	return out
 }
 
 // asking are the words and pairs that make a sentence a request.
@@ -136,31 +162,14 @@ func hasArgClause(s string) bool { _, tail := splitArgClause(s); return tail != 
 
 // splitArgClause cuts s before the first word of argClause.
 func splitArgClause(s string) (head, tail string) {
-	lower := strings.ToLower(s)
+	spans := wordSpans(s)
 	ws := lowerWords(s)
 	for i, w := range ws {
 		if argClause[w] || i+1 < len(ws) && argClause[w+"+"+ws[i+1]] {
-			// Find the word's position in s: the i-th word.
-			if j := wordIndex(lower, ws, i); j > 0 {
+			if j := spans[i][0]; j > 0 {
 				return s[:j], s[j:]
 			}
 		}
 	}
 	return s, ""
-}
-
-// wordIndex returns the byte offset in lower of the i-th of its words ws.
-func wordIndex(lower string, ws []string, i int) int {
-	off := 0
-	for k := 0; k <= i; k++ {
-		j := strings.Index(lower[off:], ws[k])
-		if j < 0 {
-			return -1
-		}
-		if k == i {
-			return off + j
-		}
-		off += j + len(ws[k])
-	}
-	return -1
 }

@@ -102,6 +102,11 @@ func TestContextSentence(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
+	// Words whose lower case is longer or shorter than they are (İ, ẞ,
+	// K) around a clause marker: cut where the marker is.
+	for _, q := range []string{"İİİ İstanbul saying ſ K — ok. Please ẞẞ because İ", "İİİİİİİİ because"} {
+		ix.Search(q, 3, nil)
+	}
 }
 
 // TestParticiple: a verb a request says only as a participle is a state,
