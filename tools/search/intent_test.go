@@ -77,6 +77,22 @@ func TestUnknownService(t *testing.T) {
 	if hits, _ := ix.Search("create a ticket", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "repo_create_issue" {
 		t.Errorf("create a ticket: %v, want repo_create_issue", hits)
 	}
+	// Nor is the name of a folder, a file or a button.
+	ix = search.New([]*tools.Tool{
+		{Name: "fs_list_directory", Description: "List the files and folders in a directory."},
+		{Name: "fs_read_file", Description: "Read the contents of a file."},
+		{Name: "browser_click", Description: "Click a button, a link or another element of the page."},
+		{Name: "repo_create_issue", Description: "Create an issue in a repository."},
+	})
+	for _, c := range []struct{ q, want string }{
+		{"What's in my Downloads folder?", "fs_list_directory"},
+		{"read the README file", "fs_read_file"},
+		{"click the Submit button", "browser_click"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
 	// A place an argument names is not a service.
 	ix = search.New(append(fixtureTools(), &tools.Tool{Name: "maps_elevation", Description: "The elevation of a place above sea level."}))
 	if hits, _ := ix.Search("What's the elevation of Denver, Colorado?", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "maps_elevation" {

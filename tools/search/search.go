@@ -97,7 +97,9 @@
 // ticket", "delete my Spotify playlist") asks for a thing of a service the
 // catalog does not have: its hits keep half their confidence. The
 // determiner keeps out the places and people an argument names ("the
-// elevation of Denver", "from Boston to New York").
+// elevation of Denver", "from Boston to New York"), and a word naming a
+// folder, a file, a button or a page ("my Downloads folder", "the Submit
+// button") is an argument too.
 //
 // # Quality
 //
@@ -790,6 +792,12 @@ func (ix *Index) compounds(query string) []string {
 // determiners come before the thing a request names ("a Jira ticket").
 var determiners = toSet(`a an the my our your their his her its this that these those some`)
 
+// containers are things whose instances have names: "my Downloads
+// folder" names a folder, not a service.
+var containers = toSet(`folder folders directory directories dir file files button buttons page pages tab tabs link
+field fields channel channels table tables column columns project projects repo repository branch board list
+menu window dialog section label tag namespace cluster database collection bucket document sheet`)
+
 // A request of at most brandMaxGroups words that names something the
 // catalog does not know (see namesUnknown) keeps brandConf of each hit's
 // confidence.
@@ -807,7 +815,14 @@ func (ix *Index) namesUnknown(query string) bool {
 	for _, s := range sentences(query) {
 		ws := words(s)
 		for i, w := range ws {
-			if i == 0 || !isUpper([]rune(w)[0]) || !determiners[strings.ToLower(ws[i-1])] {
+			r := []rune(w)
+			if i == 0 || len(r) < 2 || !isUpper(r[0]) || !determiners[strings.ToLower(ws[i-1])] {
+				continue
+			}
+			// The name of a folder, a button, a page (my Downloads
+			// folder, the Submit button, the README file) is an
+			// argument, not a service.
+			if i+1 < len(ws) && containers[strings.ToLower(ws[i+1])] {
 				continue
 			}
 			ts := Terms(w)
