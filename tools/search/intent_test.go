@@ -14,7 +14,6 @@ func TestTermsRequests(t *testing.T) {
 		"open an issue":                   {"creat", "issu"},
 		"open a file":                     {"open", "file"},
 		"kick off the build":              {"start", "build"},
-		"how many users":                  {"count", "user"},
 		"I've reviewed it, don't merge":   {"review", "merg"},
 		"could you just quickly restart?": {"restart"},
 	}

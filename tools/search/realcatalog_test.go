@@ -215,7 +215,7 @@ func measureReal(t *testing.T, qs realQueries, minModel, minRequest, minNomatch 
 // 90% top 3 on both query sets and 70% of no-match requests empty; on
 // queries.json model queries (92.8%) and no-match requests (85.7%) meet
 // it, whole user requests do not (78.7%), and on heldout.json none does
-// (63.3%, 62.0%, 60.0%): the test asserts what the ranking reaches, a
+// (63.3%, 64.0%, 60.0%): the test asserts what the ranking reaches, a
 // little under, so that it guards against regressions, and the package
 // doc says why.
 const (
@@ -224,9 +224,9 @@ const (
 	minRealNomatch = 0.85
 
 	// Held-out (heldout.json; first run: model 16/30, requests 18/50,
-	// no-match 17/30 empty; after the third round: 19/30, 31/50, 18/30).
+	// no-match 17/30 empty; after the third round: 19/30, 32/50, 18/30).
 	minHeldoutModel   = 0.63
-	minHeldoutRequest = 0.61
+	minHeldoutRequest = 0.63
 	minHeldoutNomatch = 0.59
 )
 

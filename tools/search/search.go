@@ -35,7 +35,7 @@
 // family). Abbreviations expand (PR → pull request, repo → repository,
 // k8s ↔ kubernetes, mkdir → create directory, cmd → command); a few
 // two-word verbs fold to one (log in → signin, set up → create, kick off →
-// start, look for → search, how many → count, file a bug → create bug,
+// start, look for → search, file a bug → create bug,
 // open an issue → create issue but not open a file), matched as whole
 // words; two adjacent query words also match their compound (on call →
 // oncall); a query word the index lacks also matches index words one typo
@@ -146,15 +146,17 @@
 // participles, unknown services after a determiner. Each change was
 // measured on both sets; the held-out set was looked at, so it is no
 // longer blind, and its figures below are optimistic too. After it:
-// queries.json 92.8% top 3 (80.7% top 1, 77 of 83), 78.7% (59.6%, 37 of
+// queries.json 92.8% top 3 (80.7% top 1, 77 of 83), 78.7% (61.7%, 37 of
 // 47), 85.7% empty (36 of 42); heldout.json 63.3% (56.7%, 19 of 30),
-// 62.0% (34.0%, 31 of 50), 60.0% empty (18 of 30). Parameters matter
+// 64.0% (36.0%, 32 of 50), 60.0% empty (18 of 30). Parameters matter
 // little next to words: on a grid over the floor, synonym weight, verb
 // boost, name boost and context weight (243 settings), the setting best
 // on queries.json scores 63.3 / 62.0 / 60.0 on heldout.json, as the one
-// used; the setting best on heldout.json scores 70.0 / 70.0 / 53.3 there
-// (2.6 points more of its mean) and 94.0 / 76.6 / 71.4 on queries.json (5
-// points less); both chose the name boost 0.4 now used. What
+// used then; the setting best on heldout.json scores 70.0 / 70.0 / 53.3
+// there (2.6 points more of its mean) and 94.0 / 76.6 / 71.4 on
+// queries.json (5 points less); both chose the name boost 0.4 now used
+// (the grid ran before "how many" stopped meaning count, which cost one
+// held-out request: "how many kilometres is the drive"). What
 // remains is vocabulary a lexical ranker does not have: "who wrote this
 // line" for blame, "my own copy" for fork, "is it valid" for lint, "tie a
 // contact to a company" for associations, "undo complete" for reopen;
@@ -1187,7 +1189,6 @@ var phrases = map[[2]string]string{
 	// Phrasal verbs of everyday requests.
 	{"kick", "off"}: "start", {"spin", "up"}: "creat", {"tear", "down"}: "delet",
 	{"look", "for"}: "search", {"look", "through"}: "search", {"pull", "up"}: "show", {"find", "out"}: "get",
-	{"how", "many"}: "count",
 	// "file a bug", "raise a ticket": create, not a file (and "open an
 	// issue", see openable).
 	{"file", "a"}: "creat", {"file", "an"}: "creat", {"raise", "a"}: "creat", {"raise", "an"}: "creat",
