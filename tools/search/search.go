@@ -60,9 +60,10 @@
 // "… so that …") weighs 0.4; a verb said only as a participle ("the
 // pipeline that is running") weighs as context and is not the query's
 // action. A word naming a family (one most of whose users have it in
-// their family: "GitLab", "Postgres") weighs fully wherever it stands, and
-// the tools of other families rank half as high and keep 0.7 of their
-// confidence.
+// their family: "GitLab", "Postgres") weighs fully wherever it stands.
+// (Ranking the other families' tools lower as well changed nothing on
+// either query set, and a family named by a common word — a memory
+// server, and "how much memory does the pod use" — would have suffered.)
 //
 // A tool whose name has a verb the query says (or a synonym), or a reading
 // verb (get, list, search, …) when the query is a question, ranks 1.3×
@@ -230,15 +231,9 @@ const MinConfidence = 0.3
 // playlist" and a database's delete_many).
 const noObject = 0.8
 
-// A tool of another family than the one a query names ("drop the table
-// from our Postgres database" and a MongoDB tool) ranks famPenalty lower
-// and its confidence counts famConf. A word names a family when at least
-// famShare of the tools that use it have it in their family.
-const (
-	famPenalty = 0.5
-	famConf    = 0.7
-	famShare   = 0.8
-)
+// A word names a family when at least famShare of the tools that use it
+// have it in their family (see namesFamily).
+const famShare = 0.8
 
 // The floor of a long query (see Search).
 const (
@@ -516,8 +511,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 
 	// Per document: the best score and coverage of each group.
 	nd := len(ix.docs)
-	namesFam := false
-	famHit := make([]bool, nd)
 	score := make([]float64, nd)
 	cover := make([]float64, nd)
 	objCover := make([]float64, nd) // the best field strength of a word other than a verb
@@ -527,10 +520,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	touched := make([]bool, nd)
 	var seen []int32
 	for _, g := range groups {
-		// The query names a family: a word of some tools' family that
-		// the rest of the catalog hardly uses ("GitLab", "Postgres").
-		isFam := ix.namesFamily(g.terms[0])
-		namesFam = namesFam || isFam
 		clear(gScore)
 		clear(gCover)
 		clear(gStr)
@@ -544,9 +533,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 						tfc += weights[f] * float64(p.tf[f]) / (1 - bNorm[f] + bNorm[f]*float64(d.len[f])/ix.avgLen[f])
 						str = max(str, strength[f])
 					}
-				}
-				if isFam && j == 0 && p.tf[fFamily] > 0 {
-					famHit[p.doc] = true
 				}
 				s := g.qw * g.weight[j] * g.idf[j] * tfc * (k1 + 1) / (k1 + tfc)
 				if gScore[p.doc] == 0 && gCover[p.doc] == 0 {
@@ -623,10 +609,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			conf *= noObject
 		}
 		s := score[i] * (qBase + qcov) * (1 + nBoost*ncov)
-		if namesFam && !famHit[i] {
-			s *= famPenalty
-			conf *= famConf
-		}
 		if unknownName {
 			conf *= brandConf
 		}
