@@ -176,12 +176,12 @@
 //
 // # Cost
 //
-// A search on 500 real tools takes about 0.4 ms of CPU
-// (BenchmarkSearchReal500; 0.43 ms before the third round, 0.40 ms after,
+// A search on 500 real tools takes about 0.2–0.5 ms of CPU
+// (BenchmarkSearchReal500: 0.45 ms before the third round, 0.22 ms after,
 // medians of five interleaved runs measured as CPU time per operation on a
-// 2-core machine at load average 20, where wall-clock figures were
+// 2-core machine at load average 35, where wall-clock figures were
 // meaningless); building the index of 500 real tools about 80 ms of CPU
-// there (BenchmarkBuildReal500; 78 ms before, 82 ms after). An Index is built once
+// there (BenchmarkBuildReal500: 81 ms before, 77 ms after). An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
