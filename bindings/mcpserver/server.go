@@ -111,6 +111,10 @@ type Config struct {
 	// still bounds one output; the store bounds the rest (TTL, Redis
 	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
 	Store store.Store
+	// Hosted, if its JWT is set, makes HTTPHandler accept JWT bearer
+	// tokens beside Tokens, and names the resource in the protected
+	// resource metadata (hosted.go). Zero: static tokens only.
+	Hosted HostedAuth
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -128,6 +132,7 @@ type Server struct {
 	origins   map[string]bool
 	idle      time.Duration
 	tokens    *tokenSet // nil: HTTP is not authenticated
+	hosted    hostedAuth
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
 	rate      RateLimiter  // nil: no transport rate limit
@@ -172,15 +177,18 @@ func New(cfg Config) (*Server, error) {
 		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
 		shared:    cfg.Store,
 	}
-	if len(cfg.Tokens) > 0 {
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Tokens) > 0 || cfg.Hosted.JWT != nil {
 		ts, err := newTokenSet(cfg.Tokens)
 		if err != nil {
 			return nil, err
 		}
 		s.tokens = ts
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		if err := s.setupHosted(cfg.Hosted); err != nil {
+			return nil, err
+		}
 	}
 	if s.principal.ID == "" {
 		s.principal = bindings.LocalPrincipal
