@@ -2,6 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -139,7 +142,7 @@ func newJWTVerifier(c *JWTConfig, log *slog.Logger) (*jwtVerifier, error) {
 	}
 	cl := c.HTTPClient
 	if cl == nil {
-		cl = &http.Client{Timeout: 10 * time.Second}
+		cl = &http.Client{Timeout: 10 * time.Second, CheckRedirect: noDowngrade}
 	}
 	v.keys = &jwksCache{url: c.JWKSURL, client: cl, minInterval: c.RefreshInterval, maxAge: c.MaxKeyAge,
 		log: log, now: time.Now}
@@ -150,6 +153,17 @@ func newJWTVerifier(c *JWTConfig, log *slog.Logger) (*jwtVerifier, error) {
 		v.keys.maxAge = time.Hour
 	}
 	return v, nil
+}
+
+// noDowngrade follows at most 5 redirects, never from https to http.
+func noDowngrade(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("too many redirects")
+	}
+	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return errors.New("redirect from https to " + req.URL.Scheme + " refused")
+	}
+	return nil
 }
 
 // loopbackHost reports whether host names this machine only.
@@ -206,9 +220,16 @@ func (v *jwtVerifier) verify(ctx context.Context, tok string, audience []string)
 		extra map[string]any
 		ok    bool
 	)
+	// Only keys of the token's algorithm's type are tried, and at most
+	// maxKeyTries of them: a token without kid (or a set with duplicate
+	// kids) cannot make the server try every key of a large set.
+	tries := 0
 	for _, k := range keys {
-		if k.Algorithm != "" && k.Algorithm != h.Algorithm {
+		if (k.Algorithm != "" && k.Algorithm != h.Algorithm) || !keyFits(k.Key, h.Algorithm) {
 			continue
+		}
+		if tries++; tries > maxKeyTries {
+			break
 		}
 		if err := t.Claims(k.Key, &std, &extra); err == nil {
 			ok = true
@@ -256,6 +277,22 @@ func (v *jwtVerifier) verify(ctx context.Context, tok string, audience []string)
 	}
 	return &auth.TokenInfo{UserID: p.ID, Scopes: scopes, Expiration: std.Expiry.Time(),
 		Extra: map[string]any{principalKey: p}}, nil
+}
+
+// maxKeyTries bounds the signature checks one token may cost.
+const maxKeyTries = 4
+
+// keyFits reports whether key is of the type algorithm alg verifies with.
+func keyFits(key any, alg string) bool {
+	switch key.(type) {
+	case *rsa.PublicKey:
+		return strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")
+	case *ecdsa.PublicKey:
+		return strings.HasPrefix(alg, "ES")
+	case ed25519.PublicKey:
+		return alg == string(jose.EdDSA)
+	}
+	return false
 }
 
 // stringList reads a claim that is a string (space separated) or an

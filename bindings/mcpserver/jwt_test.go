@@ -236,6 +236,18 @@ func TestJWTAuthPrincipal(t *testing.T) {
 			t.Errorf("%s: alice: %s", kid, got)
 		}
 	}
+	// No kid: the keys of the algorithm's type are tried.
+	noKid, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: is.keys["ec1"]}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(noKid).Claims(is.claims("alice", ts.URL+"/mcp")).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pingAs(t, connectBearer(t, ts.URL+"/mcp", tok)); got != "2" {
+		t.Errorf("no kid: alice: %s", got)
+	}
 	// An array audience naming this resource (with a trailing slash).
 	bob := connectBearer(t, ts.URL+"/mcp", is.sign(t, "ec1", "", with(is.claims("bob", ""), "aud", []string{"https://other.example", ts.URL + "/mcp/"})))
 	if got := pingAs(t, bob); got != `"E_TOOL_DENIED"` {
