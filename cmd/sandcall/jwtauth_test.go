@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -326,5 +328,100 @@ func TestServeJWTAuthConfigErrors(t *testing.T) {
 		"--auth-jwks-url", "https://idp.example/jwks", "--auth-issuer", "https://idp.example/")
 	if code == 0 || !strings.Contains(stderr, "--public-url") {
 		t.Errorf("remote JWT without a public URL: exit %d, %s", code, stderr)
+	}
+}
+
+// TestTypeScriptSDKJWT: the official TypeScript SDK's OAuth discovery
+// (WWW-Authenticate parsing, RFC 9728 metadata discovery with and without
+// the hint, resource selection) accepts what sandcall serves, and its
+// streamable HTTP client runs a program with a JWT as jwt:alice.
+func TestTypeScriptSDKJWT(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (needed to run the TypeScript MCP SDK)")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
+	}
+	dir := installTSSDK(t, npm)
+	script, err := os.ReadFile(filepath.Join("testdata", "ts_jwt_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(dir, "ts_jwt_client.mjs")
+	if err := os.WriteFile(client, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	is := newJWTIssuer(t, "ec1")
+	cfgDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cfgDir, "policy.yaml"), []byte(`version: 1
+rules:
+  - name: alice-ping
+    tools: [ping]
+    when: 'principal.id == "jwt:alice"'
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "sandcall.yaml")
+	if err := os.WriteFile(cfg, []byte("version: 1\npolicy: policy.yaml\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg, "--auth-jwks-url", is.url, "--auth-issuer", is.url)
+	base := strings.TrimSuffix(url, "/mcp")
+	good := is.token(t, "ec1", "", is.claims("alice", url))
+	bad := is.token(t, "ec1", "", is.claims("alice", "https://other.example/mcp"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, client, url, good, bad)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Anon struct {
+			Status              int
+			ResourceMetadataURL string
+			Error               *string
+		}
+		Hinted struct {
+			Resource             string
+			AuthorizationServers []string
+		}
+		PathAware struct{ Resource string }
+		Resource  string
+		Bad       struct {
+			Status int
+			Error  string
+		}
+		Run struct {
+			OK     bool
+			Result any
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("ts client output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
+	}
+	if got.Anon.Status != 401 || got.Anon.ResourceMetadataURL != base+"/.well-known/oauth-protected-resource/mcp" || got.Anon.Error != nil {
+		t.Errorf("no token: %+v", got.Anon)
+	}
+	if got.Hinted.Resource != url || len(got.Hinted.AuthorizationServers) != 1 || got.Hinted.AuthorizationServers[0] != is.url {
+		t.Errorf("metadata from the hint: %+v", got.Hinted)
+	}
+	if got.PathAware.Resource != url || got.Resource != url {
+		t.Errorf("path-aware discovery %q, resource indicator %q; want %q", got.PathAware.Resource, got.Resource, url)
+	}
+	if got.Bad.Status != 401 || got.Bad.Error != "invalid_token" {
+		t.Errorf("bad token: %+v", got.Bad)
+	}
+	if !got.Run.OK || got.Run.Result != float64(2) {
+		t.Errorf("run as jwt:alice: %+v", got.Run)
 	}
 }
