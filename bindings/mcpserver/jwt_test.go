@@ -465,3 +465,61 @@ func TestJWTConfigErrors(t *testing.T) {
 		t.Errorf("static jwt: principal: %v", err)
 	}
 }
+
+// TestJWTAuthKeysHang: a JWKS that never answers costs a request the
+// fetch timeout, then 503; the server keeps serving meanwhile.
+func TestJWTAuthKeysHang(t *testing.T) {
+	is := newTestIssuer(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hung.Close() })
+	cat, err := tools.NewCatalog(demo.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
+		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
+		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: hung.URL, Issuer: is.url,
+			HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestHTTPServer(t, srv.HTTPHandler())
+	done := make(chan int)
+	req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+is.sign(t, "rsa1", "", is.claims("alice", "https://sandcall.test/mcp")))
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- -1
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-arrived // the fetch hangs now
+	if resp, body := post(t, ts.URL+"/mcp", "static-token"); resp.StatusCode != 200 {
+		t.Errorf("static token while a JWKS fetch hangs: %d %s", resp.StatusCode, body)
+	}
+	if code := <-done; code != http.StatusServiceUnavailable {
+		t.Errorf("JWKS hangs: %d, want 503 after the fetch timeout", code)
+	}
+}

@@ -32,22 +32,40 @@ import (
 //	    allow_http: false                        # plain-HTTP JWKS off loopback
 type HostedAuthConfig struct {
 	PublicURL            string         `yaml:"public_url"`
-	AuthorizationServers []string       `yaml:"authorization_servers"`
-	ScopesSupported      []string       `yaml:"scopes_supported"`
+	AuthorizationServers stringList     `yaml:"authorization_servers"`
+	ScopesSupported      stringList     `yaml:"scopes_supported"`
 	JWT                  *jwtFileConfig `yaml:"jwt"`
 }
 
 type jwtFileConfig struct {
-	JWKSURL         string   `yaml:"jwks_url"`
-	Issuer          string   `yaml:"issuer"`
-	Audience        []string `yaml:"audience"`
-	PrincipalClaim  string   `yaml:"principal_claim"`
-	RolesClaim      string   `yaml:"roles_claim"`
-	RequiredScopes  []string `yaml:"required_scopes"`
-	Leeway          string   `yaml:"leeway"`
-	Algorithms      []string `yaml:"algorithms"`
-	RefreshInterval string   `yaml:"refresh_interval"`
-	AllowHTTP       bool     `yaml:"allow_http"`
+	JWKSURL         string     `yaml:"jwks_url"`
+	Issuer          string     `yaml:"issuer"`
+	Audience        stringList `yaml:"audience"`
+	PrincipalClaim  string     `yaml:"principal_claim"`
+	RolesClaim      string     `yaml:"roles_claim"`
+	RequiredScopes  stringList `yaml:"required_scopes"`
+	Leeway          string     `yaml:"leeway"`
+	Algorithms      stringList `yaml:"algorithms"`
+	RefreshInterval string     `yaml:"refresh_interval"`
+	AllowHTTP       bool       `yaml:"allow_http"`
+}
+
+// stringList is a list of strings in YAML that may also be written as one
+// string (audience: https://sandcall.example.com/mcp).
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(unmarshal func(any) error) error {
+	var one string
+	if err := unmarshal(&one); err == nil {
+		*l = stringList{one}
+		return nil
+	}
+	var many []string
+	if err := unmarshal(&many); err != nil {
+		return errors.New("want a string or a list of strings")
+	}
+	*l = many
+	return nil
 }
 
 // hostedFlags are serve's flags for hosted auth; each overrides the config.

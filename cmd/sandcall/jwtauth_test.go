@@ -188,7 +188,7 @@ auth:
   tokens:
     - sha256: `+hashOf(t, "static-secret-token")+`
       principal: alice
-  scopes_supported: [mcp]
+  scopes_supported: mcp          # one string or a list
   jwt:
     jwks_url: `+is.url+`
     issuer: `+is.url+`
