@@ -523,3 +523,55 @@ func TestJWTAuthKeysHang(t *testing.T) {
 		t.Errorf("JWKS hangs: %d, want 503 after the fetch timeout", code)
 	}
 }
+
+// TestJWTOutputRefBoundToPrincipal: a read_output ref issued to jwt:alice
+// is readable with another token of hers (a new session), and not by the
+// static principal "alice" nor by jwt:bob: the namespaces do not meet.
+func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
+	is := newTestIssuer(t)
+	cat, err := tools.NewCatalog(demo.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}),
+		Limits: sandbox.Limits{MaxResultBytes: 1 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
+		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("alice-static"), Principal: bindings.Principal{ID: "alice"}}},
+		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: is.url, Issuer: is.url}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestHTTPServer(t, srv.HTTPHandler())
+	aud := "https://sandcall.test/mcp"
+	alice := connectBearer(t, ts.URL+"/mcp", is.sign(t, "rsa1", "", is.claims("alice", aud)))
+	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code",
+		Arguments: map[string]any{"code": `return "x".repeat(5000)`}})
+	if err != nil || res.IsError {
+		t.Fatalf("run: %v %v", err, res)
+	}
+	r := decodeStructured[longResult](t, res)
+	if r.OutputRef == "" {
+		t.Fatalf("want a cut result with a ref, got %+v", r)
+	}
+	read := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_output",
+			Arguments: map[string]any{"ref": r.OutputRef, "offset": r.OutputNextOffset}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	again := connectBearer(t, ts.URL+"/mcp", is.sign(t, "ed1", "", is.claims("alice", aud)))
+	if res := read(again); res.IsError {
+		t.Fatalf("jwt:alice with another token cannot read her output: %v", res.Content)
+	}
+	wantCode(t, read(connectBearer(t, ts.URL+"/mcp", "alice-static")), sandbox.EToolArgs)
+	wantCode(t, read(connectBearer(t, ts.URL+"/mcp", is.sign(t, "ec1", "", is.claims("bob", aud)))), sandbox.EToolArgs)
+}
