@@ -33,7 +33,7 @@ func HashToken(tok string) string {
 }
 
 // tokenSet verifies bearer tokens against their hashes and, with
-// Config.JWT, as JWTs (hosted.go).
+// Config.Hosted.JWT, as JWTs (hosted.go, jwt.go).
 type tokenSet struct {
 	hashes [][sha256.Size]byte
 	who    []bindings.Principal

@@ -84,6 +84,11 @@ func registerHostedFlags(fs *flag.FlagSet) *hostedFlags {
 	}
 }
 
+// set reports whether any of the flags was given.
+func (f *hostedFlags) set() bool {
+	return *f.publicURL != "" || *f.jwksURL != "" || *f.issuer != "" || *f.audience != ""
+}
+
 // hosted returns mcpserver's HostedAuth from the config and the flags.
 // addr is serve's --http address: without a public URL, JWTs on a
 // non-loopback address need an explicit audience.

@@ -329,6 +329,10 @@ func TestServeJWTAuthConfigErrors(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "--public-url") {
 		t.Errorf("remote JWT without a public URL: exit %d, %s", code, stderr)
 	}
+	_, stderr, code = sandcall(t, "", "serve", "--demo", "--auth-jwks-url", "https://idp.example/jwks")
+	if code != exitUsage || !strings.Contains(stderr, "need --http") {
+		t.Errorf("JWT flags over stdio: exit %d, %s", code, stderr)
+	}
 }
 
 // TestTypeScriptSDKJWT: the official TypeScript SDK's OAuth discovery

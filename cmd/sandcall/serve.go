@@ -58,6 +58,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *remote && *addr == "" {
 		return usageErr(e, fs, "--allow-remote needs --http")
 	}
+	if *addr == "" && hf.set() {
+		return usageErr(e, fs, "--public-url and --auth-* need --http (stdio has no bearer tokens)")
+	}
 	log := c.logger(e.stderr)
 	if *addr != "" {
 		c.metrics = mcpserver.NewMetrics()
