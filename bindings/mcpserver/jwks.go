@@ -34,10 +34,11 @@ const maxJWKSKeys = 100
 // Policy: the first token fetches the set (while that fails, one attempt
 // per minInterval); a token whose kid is not in it triggers a refresh, at
 // most one per minInterval whatever the tokens say (forged kids cannot
-// cause a fetch storm); a set older than maxAge is refreshed on use. Only one fetch runs at a time and every
-// request that needs it waits for it, each for at most its own context.
-// A failed fetch keeps the keys already known (a key rotation in progress
-// at the issuer does not lock out tokens signed with the old key).
+// cause a fetch storm); a set older than maxAge is refreshed in the
+// background on use. Only one fetch runs at a time and every request that
+// needs it waits for it, each for at most its own context. A failed fetch
+// keeps the keys already known (an outage at the issuer does not lock out
+// tokens signed with a key already known).
 type jwksCache struct {
 	url         string
 	client      *http.Client
@@ -141,7 +142,8 @@ func (c *jwksCache) fetch(done chan struct{}) {
 	c.mu.Lock()
 	if err != nil {
 		c.lastErr = err
-		c.log.Warn("fetching the JWT issuer's key set failed; known keys kept", "jwks_url", c.url, "err", err, "keys_kept", len(c.keys))
+		c.log.Warn("fetching the JWT issuer's key set failed; known keys kept", "jwks_url", c.url, "err", err,
+			"keys_kept", len(c.keys), "attempt", c.fetches)
 	} else {
 		c.keys, c.fetchedAt, c.lastErr = keys, c.now(), nil
 	}
