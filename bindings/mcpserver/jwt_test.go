@@ -150,11 +150,16 @@ rules:
 // server's own.
 func jwtServer(t *testing.T, is *testIssuer, jc mcpserver.JWTConfig) (*httptest.Server, *mcpserver.Server) {
 	t.Helper()
+	return jwtServerPolicy(t, is, jc, aliceOnly)
+}
+
+func jwtServerPolicy(t *testing.T, is *testIssuer, jc mcpserver.JWTConfig, pol string) (*httptest.Server, *mcpserver.Server) {
+	t.Helper()
 	cat, err := tools.NewCatalog(demo.Tools()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, aliceOnly)})
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, pol)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,4 +579,29 @@ func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
 	}
 	wantCode(t, read(connectBearer(t, ts.URL+"/mcp", "alice-static")), sandbox.EToolArgs)
 	wantCode(t, read(connectBearer(t, ts.URL+"/mcp", is.sign(t, "ec1", "", is.claims("bob", aud)))), sandbox.EToolArgs)
+}
+
+// TestJWTRolesClaim: with RolesClaim, the claim's values (an array or a
+// space-separated string) are the principal's roles a policy reads; a
+// custom PrincipalClaim names the principal.
+func TestJWTRolesClaim(t *testing.T) {
+	is := newTestIssuer(t)
+	ts, _ := jwtServerPolicy(t, is, mcpserver.JWTConfig{RolesClaim: "groups", PrincipalClaim: "email"}, financeOnly)
+	aud := ts.URL + "/mcp"
+	fin := connectBearer(t, aud, is.sign(t, "rsa1", "", with(is.claims("u1", aud), "email", "fiona@example.com", "groups", []string{"staff", "finance"})))
+	if got := pingAs(t, fin); got != "2" {
+		t.Errorf("finance by array claim: %s", got)
+	}
+	fin2 := connectBearer(t, aud, is.sign(t, "ec1", "", with(is.claims("u1", aud), "email", "fiona@example.com", "groups", "staff finance")))
+	if got := pingAs(t, fin2); got != "2" {
+		t.Errorf("finance by string claim: %s", got)
+	}
+	eng := connectBearer(t, aud, is.sign(t, "ec1", "", with(is.claims("u2", aud), "email", "eddie@example.com", "groups", []string{"eng"})))
+	if got := pingAs(t, eng); got != `"E_TOOL_DENIED"` {
+		t.Errorf("eng: %s", got)
+	}
+	resp, _ := post(t, aud, is.sign(t, "ec1", "", is.claims("u3", aud)))
+	if p := bearerChallenge(t, resp); resp.StatusCode != 401 || !strings.Contains(p["error_description"], "email claim") {
+		t.Errorf("no email claim: %d %v", resp.StatusCode, p)
+	}
 }
