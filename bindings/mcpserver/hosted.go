@@ -37,8 +37,15 @@ type HostedAuth struct {
 	ScopesSupported []string
 }
 
-// setupHosted applies h to s.tokens, which is set.
+// setupHosted applies h: with JWTs, HTTP is authenticated even without
+// static tokens; with neither, it does nothing.
 func (s *Server) setupHosted(h HostedAuth) error {
+	if s.tokens == nil && h.JWT == nil {
+		return nil
+	}
+	if s.tokens == nil {
+		s.tokens = &tokenSet{}
+	}
 	if h.PublicURL != "" {
 		if err := s.SetPublicURL(h.PublicURL); err != nil {
 			return err

@@ -55,6 +55,10 @@ type Config struct {
 	// (serve HTTP on loopback only); if set, a request without one of them
 	// gets 401, and each session acts for its token's principal.
 	Tokens []Token
+	// Hosted, if its JWT is set, makes HTTPHandler accept JWT bearer
+	// tokens beside Tokens, and names the resource in the protected
+	// resource metadata (hosted.go). Zero: static tokens only.
+	Hosted HostedAuth
 	// Metrics, if set, is served at /metrics by HTTPHandler, behind the
 	// same bearer-token check as /mcp when Tokens is set. If nil, /metrics
 	// is 404.
@@ -111,10 +115,6 @@ type Config struct {
 	// still bounds one output; the store bounds the rest (TTL, Redis
 	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
 	Store store.Store
-	// Hosted, if its JWT is set, makes HTTPHandler accept JWT bearer
-	// tokens beside Tokens, and names the resource in the protected
-	// resource metadata (hosted.go). Zero: static tokens only.
-	Hosted HostedAuth
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -177,18 +177,18 @@ func New(cfg Config) (*Server, error) {
 		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
 		shared:    cfg.Store,
 	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if len(cfg.Tokens) > 0 || cfg.Hosted.JWT != nil {
+	if len(cfg.Tokens) > 0 {
 		ts, err := newTokenSet(cfg.Tokens)
 		if err != nil {
 			return nil, err
 		}
 		s.tokens = ts
-		if err := s.setupHosted(cfg.Hosted); err != nil {
-			return nil, err
-		}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := s.setupHosted(cfg.Hosted); err != nil {
+		return nil, err
 	}
 	if s.principal.ID == "" {
 		s.principal = bindings.LocalPrincipal
