@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,10 +32,18 @@ func HashToken(tok string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// tokenSet verifies bearer tokens against their hashes.
+// tokenSet verifies bearer tokens against their hashes and, with
+// Config.Hosted.JWT, as JWTs (hosted.go, jwt.go).
 type tokenSet struct {
 	hashes [][sha256.Size]byte
 	who    []bindings.Principal
+	// jwt checks a token that is no static one but has a JWT's shape;
+	// nil: static tokens only.
+	jwt func(ctx context.Context, tok string) (*auth.TokenInfo, error)
+	// metadata is the URL of the protected resource metadata a 401 names.
+	metadata func(r *http.Request) string
+	scopes   []string // required of JWTs
+	leeway   time.Duration
 }
 
 func newTokenSet(ts []Token) (*tokenSet, error) {
@@ -63,7 +72,12 @@ const principalKey = "sandcall.principal"
 
 // verify is an auth.TokenVerifier: it hashes the presented token and
 // compares it with every configured hash in constant time.
-func (s *tokenSet) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+func (s *tokenSet) verify(ctx context.Context, tok string, r *http.Request) (ti *auth.TokenInfo, err error) {
+	defer func() {
+		if oc, ok := r.Context().Value(outcomeKey{}).(*authOutcome); ok {
+			oc.err = err
+		}
+	}()
 	h := sha256.Sum256([]byte(tok))
 	found := -1
 	for i := range s.hashes {
@@ -71,38 +85,54 @@ func (s *tokenSet) verify(_ context.Context, tok string, _ *http.Request) (*auth
 			found = i
 		}
 	}
+	if found < 0 && s.jwt != nil && looksLikeJWT(tok) {
+		return s.jwt(ctx, tok)
+	}
 	if found < 0 {
-		return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+		return nil, invalidToken("unknown bearer token")
 	}
 	p := s.who[found]
 	// UserID binds each session to its principal: the SDK refuses a
 	// session ID presented with another principal's token.
-	return &auth.TokenInfo{UserID: p.ID, Extra: map[string]any{principalKey: p}}, nil
+	// A static token is the operator's own: it holds every scope required
+	// of JWTs.
+	return &auth.TokenInfo{UserID: p.ID, Scopes: s.scopes, Extra: map[string]any{principalKey: p}}, nil
 }
 
-// requireToken wraps next with go-sdk's bearer-token middleware, adding the
-// WWW-Authenticate challenge RFC 6750 asks for on a 401.
+// requireToken wraps next with go-sdk's bearer-token middleware (which
+// also refuses, 403, a token without the required scopes), adding the
+// WWW-Authenticate challenge RFC 6750 and RFC 9728 ask for on a 401 or 403
+// (see challenge), and answering 503 with Retry-After when a JWT could
+// not be checked because the issuer's keys could not be fetched.
 func (s *tokenSet) requireToken(next http.Handler) http.Handler {
-	mw := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	mw := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true,
+		Scopes: s.scopes, ClockSkew: s.leeway})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		oc := &authOutcome{}
+		r = r.WithContext(context.WithValue(r.Context(), outcomeKey{}, oc))
 		// The challenge goes on the failure path only: the inner handler
 		// gets the original writer, so SSE streaming is untouched.
 		inner := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, r) })
-		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w, metadata: origin(r) + prmPath}, r)
+		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w, set: s, r: r, oc: oc}, r)
 	})
 }
 
-// challengeWriter adds the challenge to a 401: the realm and, as RFC 9728
-// and the MCP authorization spec ask, resource_metadata naming the
-// protected resource metadata document.
+// challengeWriter rewrites the failure answers of the SDK's middleware.
 type challengeWriter struct {
 	http.ResponseWriter
-	metadata string
+	set *tokenSet
+	r   *http.Request
+	oc  *authOutcome
 }
 
 func (c *challengeWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="sandcall", resource_metadata=%q`, c.metadata))
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		c.Header().Set("WWW-Authenticate", challenge(c.set.metadata(c.r), c.set.scopes, code,
+			c.r.Header.Get("Authorization") != "", c.oc.err))
+	case code == http.StatusInternalServerError && errors.Is(c.oc.err, errKeysUnavailable):
+		c.Header().Set("Retry-After", "5")
+		code = http.StatusServiceUnavailable
 	}
 	c.ResponseWriter.WriteHeader(code)
 }

@@ -51,7 +51,12 @@ const HTTPPath = "/mcp"
 // Authentication: with Config.Tokens, every request to /mcp (and /metrics)
 // needs "Authorization: Bearer <token>" with one of the tokens, or gets 401
 // with a WWW-Authenticate challenge (go-sdk's auth.RequireBearerToken); each
-// session acts for its token's principal and is bound to it. Without
+// session acts for its token's principal and is bound to it. With
+// Config.Hosted.JWT, a JWT signed by the configured issuer's keys is
+// accepted too (see JWTConfig; it acts for "jwt:<sub>"), and a 401 or 403
+// says why (error, error_description, RFC 6750) and where the protected
+// resource metadata is (resource_metadata, RFC 9728), served at
+// /.well-known/oauth-protected-resource/mcp and at the root form. Without
 // tokens there is no authentication: serve only on loopback, or behind a
 // proxy that authenticates.
 func (s *Server) HTTPHandler() http.Handler {
@@ -83,7 +88,8 @@ func (s *Server) HTTPHandler() http.Handler {
 		if metrics != nil {
 			metrics = s.tokens.requireToken(metrics)
 		}
-		mux.HandleFunc("GET "+prmPath, resourceMetadata)
+		mux.HandleFunc("GET "+prmPath, s.resourceMetadata)
+		mux.HandleFunc("GET "+prmRoot, s.resourceMetadata)
 	}
 	mux.Handle(HTTPPath, mcpH)
 	mux.HandleFunc("GET /healthz", healthz)

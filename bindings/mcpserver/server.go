@@ -55,6 +55,10 @@ type Config struct {
 	// (serve HTTP on loopback only); if set, a request without one of them
 	// gets 401, and each session acts for its token's principal.
 	Tokens []Token
+	// Hosted, if its JWT is set, makes HTTPHandler accept JWT bearer
+	// tokens beside Tokens, and names the resource in the protected
+	// resource metadata (hosted.go). Zero: static tokens only.
+	Hosted HostedAuth
 	// Metrics, if set, is served at /metrics by HTTPHandler, behind the
 	// same bearer-token check as /mcp when Tokens is set. If nil, /metrics
 	// is 404.
@@ -128,6 +132,7 @@ type Server struct {
 	origins   map[string]bool
 	idle      time.Duration
 	tokens    *tokenSet // nil: HTTP is not authenticated
+	hosted    hostedAuth
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
 	rate      RateLimiter  // nil: no transport rate limit
@@ -181,6 +186,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := s.setupHosted(cfg.Hosted); err != nil {
+		return nil, err
 	}
 	if s.principal.ID == "" {
 		s.principal = bindings.LocalPrincipal

@@ -37,6 +37,8 @@ type fileConfig struct {
 		// Tokens are the bearer tokens HTTP clients present, stored as the
 		// hex SHA-256 of the token (`sandcall token hash`), never in clear.
 		Tokens []tokenConfig `yaml:"tokens"`
+		// JWT bearer tokens and the resource metadata (jwtauth.go).
+		HostedAuthConfig `yaml:",inline"`
 	} `yaml:"auth"`
 	// Limits are the operator's ceilings; a request may only lower them.
 	Limits struct {
@@ -148,6 +150,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		if !envNameRE.MatchString(name) {
 			return nil, bad("env_passthrough[%d]: %q is not a variable name (want letters, digits and _, not starting with a digit)", i, name)
 		}
+	}
+	if err := c.Auth.check(); err != nil {
+		return nil, bad("%v", err)
 	}
 	for i, t := range c.Auth.Tokens {
 		if t.Principal == "" {

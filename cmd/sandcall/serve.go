@@ -39,6 +39,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	c.register(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
 	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address; requires bearer tokens (auth.tokens in the config file)")
+	hf := registerHostedFlags(fs)
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM over HTTP, how long running programs may take to finish while new requests get 503 + Retry-After")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -57,6 +58,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *remote && *addr == "" {
 		return usageErr(e, fs, "--allow-remote needs --http")
 	}
+	if *addr == "" && hf.set() {
+		return usageErr(e, fs, "--public-url and --auth-* need --http (stdio has no bearer tokens)")
+	}
 	log := c.logger(e.stderr)
 	if *addr != "" {
 		c.metrics = mcpserver.NewMetrics()
@@ -71,6 +75,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		ListThreshold: c.cfg.ListThreshold, Store: c.shared}
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
+		if scfg.Hosted, err = hf.hosted(c.cfg, *addr); err != nil {
+			return usageErr(e, fs, "%v", err)
+		}
 		scfg.Metrics = c.metrics
 		scfg.RateLimit = c.cfg.HTTP.rateLimiter(c.shared)
 	}
@@ -87,7 +94,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
 	if *addr != "" {
-		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, *drain, log)
+		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens)+hostedNote(e, scfg.Hosted), &c.cfg.HTTP, *drain, log)
 	}
 	return serveStdio(ctx, e, srv)
 }
@@ -198,6 +205,9 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
 		return exitFailure
+	}
+	if srv.PublicURLNeeded() && isLoopbackHost(host) {
+		_ = srv.SetPublicURL("http://" + ln.Addr().String()) // the JWT audience on loopback
 	}
 	ln = &connLimit{Listener: ln, n: lim.MaxConnections}
 	hs := &http.Server{
