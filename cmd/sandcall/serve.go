@@ -199,7 +199,7 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	if tokens == 0 {
 		fmt.Fprintf(e.stderr, "warning: HTTP without authentication (no auth.tokens configured): any local process can run programs and call tools; serving on loopback only\n")
 	} else {
-		fmt.Fprintf(e.stderr, "bearer-token authentication on (%d tokens); /metrics needs a token too\n", tokens)
+		fmt.Fprintf(e.stderr, "bearer-token authentication on; /metrics needs a token too\n")
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
