@@ -250,3 +250,48 @@ func TestApprovalStateCap(t *testing.T) {
 		t.Errorf("%d pays, want 0", se.pays.Load())
 	}
 }
+
+// TestSuspendedRunAudited: a run that stops for an approval on 2026-07-28
+// is audited as "suspended" (waiting for approval, with the pending tool,
+// no error code), not as E_CANCELLED; the resumed run is audited with its
+// own outcome and resumed_from naming the suspended run (carried in the
+// sealed state, so any replica can link it).
+func TestSuspendedRunAudited(t *testing.T) {
+	for _, accept := range []bool{true, false} {
+		t.Run(fmt.Sprint("accept=", accept), func(t *testing.T) {
+			var se sideEffects
+			ts, audit := newHTTP(t, options{auth: mustPolicy(t, approvePay), extra: se.tools()})
+			cs := manualClient(t, ts.URL+"/mcp")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			args := map[string]any{"code": payProgram}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+			if err != nil || !res.NeedsInput() {
+				t.Fatalf("want input required: %v %+v", err, res)
+			}
+			first := audit.waitRun(t)
+			if first["decision"] != "suspended" || first["code"] != "" || first["waiting_for"] != "approval" ||
+				first["pending_tool"] != "pay" || first["run_id"] == "" {
+				t.Errorf("suspended run audited as %v", first)
+			}
+			action := "decline"
+			if accept {
+				action = "accept"
+			}
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
+				InputResponses: mcp.InputResponseMap{"sandcall_approval": &mcp.ElicitResult{Action: action}}, RequestState: res.RequestState})
+			if err != nil || r.NeedsInput() {
+				t.Fatalf("resumed: %v %+v", err, r)
+			}
+			second := audit.waitRun(t)
+			want, code := "ok", ""
+			if !accept {
+				want, code = "error", string(sandbox.EToolDenied)
+			}
+			if second["decision"] != want || second["code"] != code || second["resumed_from"] != first["run_id"] ||
+				second["run_id"] == first["run_id"] {
+				t.Errorf("resumed run audited as %v (the suspended one was %v)", second, first["run_id"])
+			}
+		})
+	}
+}

@@ -51,6 +51,7 @@ type runState struct {
 	Clock     int64                 `json:"clock,omitempty"` // Unix ns; 0: real time
 	Log       []bindings.LoggedCall `json:"log"`
 	Pending   bindings.LoggedCall   `json:"pending"`
+	Run       string                `json:"run,omitempty"` // the run that suspended, for the audit
 }
 
 // sealState holds the AEAD of request states, once its key is read, and
@@ -181,7 +182,7 @@ func (s *Server) prepareResume(ctx context.Context, req *mcp.CallToolRequest, rr
 	if rs.Clock != 0 {
 		rr.Clock = time.Unix(0, rs.Clock).UTC()
 	}
-	rr.Replay = &bindings.Replay{Log: rs.Log, Pending: rs.Pending, Approved: approved}
+	rr.Replay = &bindings.Replay{Log: rs.Log, Pending: rs.Pending, Approved: approved, From: rs.Run}
 	return nil
 }
 
@@ -318,7 +319,7 @@ const DefaultMaxRequestStateBytes = 1 << 20
 func (s *Server) inputRequired(ctx context.Context, rr *bindings.RunRequest, susp *bindings.Suspension) *mcp.CallToolResult {
 	rs := runState{V: 1, Principal: rr.Principal.ID,
 		Expires: time.Now().Add(s.broker.ApprovalTimeout()).UnixMilli(),
-		Program: programHash(rr.Program, rr.ModuleSHA256), Seed: rr.Seed, Log: susp.Log, Pending: susp.Pending}
+		Program: programHash(rr.Program, rr.ModuleSHA256), Seed: rr.Seed, Log: susp.Log, Pending: susp.Pending, Run: susp.RunID}
 	if !rr.Clock.IsZero() {
 		rs.Clock = rr.Clock.UnixNano()
 	}

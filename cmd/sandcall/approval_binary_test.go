@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ func approvalProject(t *testing.T) (dir, effects string) {
 		}
 	}
 	files := map[string]string{
-		"sandcall.yaml": "version: 1\npolicy: policy.yaml\n",
+		"sandcall.yaml": "version: 1\npolicy: policy.yaml\naudit: audit.jsonl\n",
 		"policy.yaml":   "version: 1\nrules:\n  - name: ask-pay\n    tools: [pay]\n    require_approval: true\n",
 	}
 	for name, body := range files {
@@ -99,6 +100,28 @@ func TestApprovalWasmBinary(t *testing.T) {
 		ns, err := strconv.ParseUint(read.T, 16, 64)
 		if at := time.Unix(0, int64(ns)); err != nil || at.Before(before.Add(-time.Second)) || at.After(time.Now()) {
 			t.Errorf("the program read the time %s (%v), want the run's clock, between %v and now", read.T, at, before)
+		}
+		// The audit log: the first attempt is "suspended" (waiting for
+		// approval, no error code), the replay is "ok" and names it.
+		b, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["event"] == "run" {
+				runs = append(runs, m)
+			}
+		}
+		if len(runs) != 2 || runs[0]["decision"] != "suspended" || runs[0]["code"] != "" || runs[0]["pending_tool"] != "pay" ||
+			runs[1]["decision"] != "ok" || runs[1]["resumed_from"] != runs[0]["run_id"] {
+			t.Errorf("audited runs: %v", runs)
+		}
+		out, err := exec.Command(bin, "audit", "stats", "--json", filepath.Join(dir, "audit.jsonl")).Output()
+		var st struct{ Runs map[string]int }
+		if err != nil || json.Unmarshal(out, &st) != nil || st.Runs["suspended"] != 1 || st.Runs["ok"] != 1 {
+			t.Errorf("audit stats: %v %s", err, out)
 		}
 	})
 
