@@ -207,7 +207,7 @@ func (s *Server) prepareDirectResume(ctx context.Context, req *mcp.CallToolReque
 // answerState opens the request state that req sends back with a call of
 // tool, checks it (issued for principal, not expired, for the call whose
 // hash is want, answered) and records that it was used: a request state
-// answers once, on any replica (one-time use, usedKey), so that a call a
+// answers once, on any replica (one-time use, useState), so that a call a
 // person approved is made at most once however often the answer is sent.
 func (s *Server) answerState(ctx context.Context, req *mcp.CallToolRequest, tool, principal string, want []byte, other string) (*runState, bool, *sandbox.Error) {
 	st := req.Params.RequestState
