@@ -246,6 +246,18 @@ func TestApprovalStateCap(t *testing.T) {
 			t.Errorf("%s with a huge state: %+v", p.Name, e)
 		}
 	}
+	// At the cap, a state is opened (and this one is not ours); one byte
+	// over, it is refused by its length.
+	for n, want := range map[int]string{4 << 10: "not one this server issued", 4<<10 + 1: "larger than any"} {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: map[string]any{"amount": 1},
+			InputResponses: approve, RequestState: strings.Repeat("A", n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := wantCode(t, r, sandbox.EToolArgs); !strings.Contains(e.Message, want) {
+			t.Errorf("a %d-byte state: %+v", n, e)
+		}
+	}
 	if se.pays.Load() != 0 {
 		t.Errorf("%d pays, want 0", se.pays.Load())
 	}

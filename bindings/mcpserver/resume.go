@@ -211,7 +211,7 @@ func (s *Server) prepareDirectResume(ctx context.Context, req *mcp.CallToolReque
 // person approved is made at most once however often the answer is sent.
 func (s *Server) answerState(ctx context.Context, req *mcp.CallToolRequest, tool, principal string, want []byte, other string) (*runState, bool, *sandbox.Error) {
 	st := req.Params.RequestState
-	if max := s.maxStateBytes(); int64(len(st)) > int64(base64.RawURLEncoding.EncodedLen(int(min(max, 1<<40)))) {
+	if int64(len(st)) > s.maxStateBytes() { // the cap is on the base64 text, as sealInput applies it
 		// Refused before it is decoded or opened: the cost of a state is
 		// bounded whatever a client sends.
 		return nil, false, stateErrorFor(tool, "the request state is larger than any this server issues")
