@@ -220,6 +220,14 @@ type DirectCall struct {
 	// Approver asks a person when the policy requires an approval. If nil,
 	// such calls are denied.
 	Approver Approver
+	// Suspend and Resume are the call's approval without a session (MCP
+	// 2026-07-28), as for a run (RunRequest.Suspend, Replay): with Suspend,
+	// a call that needs an approval is not made and DirectResult.Suspension
+	// says what to ask; Resume carries the person's answer to that call
+	// (Pending; Log is empty), which is made once if Approved and denied
+	// otherwise.
+	Suspend bool
+	Resume  *Replay
 }
 
 // Direct performs a direct call (caller direct) through the broker's path.
@@ -242,6 +250,9 @@ type DirectResult struct {
 	// "truncated": {"field", "kept", "omitted"} and "next_action". Nil on
 	// most calls.
 	Meta map[string]any
+	// Suspension, with DirectCall.Suspend, is a call that waits for a
+	// person's approval: it was not made, and Result is nil.
+	Suspension *Suspension
 }
 
 // DirectOutcome performs a direct call (caller direct) through the broker's
@@ -251,7 +262,18 @@ func (b *Broker) DirectOutcome(ctx context.Context, c DirectCall) (DirectResult,
 	r := &run{b: b, principal: c.Principal, caller: tools.Direct, start: time.Now(), tier: "host",
 		approver: c.Approver, limits: sandbox.Limits{MaxCalls: 1, MaxInFlight: 1}.Resolve()}
 	r.init()
+	if c.Suspend || c.Resume != nil { // replay.go
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		r.rp = newReplayState(c.Resume, c.Suspend, cancel)
+	}
 	res, err := r.Call(ctx, c.Tool, c.Args)
+	if r.rp != nil {
+		if s := r.rp.suspension(); s != nil {
+			return DirectResult{Suspension: s}, nil
+		}
+	}
 	if err != nil {
 		return DirectResult{}, err
 	}

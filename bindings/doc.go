@@ -83,7 +83,12 @@
 // are answered from the log and never made again, the pending call is made
 // or declined per the answer, and a logged tool called with other
 // arguments before it is a divergence, denied with E_TOOL_DENIED. The MCP
-// layer seals the Suspension into a 2026-07-28 request state.
+// layer seals the Suspension into a 2026-07-28 request state. A direct
+// call does the same (DirectCall.Suspend, DirectCall.Resume): it returns
+// DirectResult.Suspension instead of asking, and its answer makes the call
+// once or declines it. A WebAssembly run reads WASI's random and realtime
+// clock from the same Seed and Clock. A suspended run is audited as
+// "suspended"; a replay names it (resumed_from).
 //
 // # Security
 //

@@ -32,6 +32,9 @@ type Suspension struct {
 	Pending LoggedCall
 	// Request is what to ask the person.
 	Request ApprovalRequest
+	// RunID is the run that suspended (empty for a direct call): a replay
+	// names it in Replay.From, and its audit record as resumed_from.
+	RunID string
 }
 
 // Replay resumes a suspended run (RunRequest.Replay). The program runs
@@ -45,6 +48,8 @@ type Replay struct {
 	Log      []LoggedCall
 	Pending  LoggedCall
 	Approved bool
+	// From is the run that suspended (Suspension.RunID), for the audit.
+	From string
 }
 
 // replayState is a resumable run's record (run.rp): the log it answers

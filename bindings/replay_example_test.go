@@ -43,3 +43,34 @@ func ExampleRunner_RunResumable() {
 	// asks: pay after 1 call(s)
 	// [1,"paid"] notes written: 1
 }
+
+// A direct call that needs a person's approval, without a session: the
+// broker does not make it and says what to ask (DirectResult.Suspension);
+// the answer, sent back with the pending call, makes it once.
+func ExampleBroker_DirectOutcome_suspend() {
+	paid := 0
+	pay := &tools.Tool{Name: "pay", Description: "Pays.",
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			paid++
+			return json.RawMessage(`"paid"`), nil
+		}}
+	catalog, _ := tools.NewCatalog(pay)
+	pol, _ := policy.Parse("p.yaml", []byte("version: 1\nrules:\n  - {name: ask, tools: [pay], require_approval: true}\n"))
+	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: catalog, Authorizer: bindings.NewPolicyAuthorizer(pol)})
+
+	call := bindings.DirectCall{Principal: bindings.LocalPrincipal, Tool: "pay", Args: json.RawMessage(`{}`), Suspend: true}
+	out, err := broker.DirectOutcome(context.Background(), call)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("asks about:", out.Suspension.Pending.Tool, string(out.Suspension.Pending.Args), "paid:", paid)
+
+	call.Suspend = false
+	call.Resume = &bindings.Replay{Pending: out.Suspension.Pending, Approved: true}
+	out, _ = broker.DirectOutcome(context.Background(), call)
+	fmt.Println(string(out.Result), "paid:", paid)
+	// Output:
+	// asks about: pay {} paid: 0
+	// "paid" paid: 1
+}

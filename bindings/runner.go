@@ -502,13 +502,14 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	}
 	label, sources := h.Label()
 	res.Meta = LabelMeta(label, sources)
-	r.auditRun(res, h.principal, label)
+	var susp *Suspension
 	if h.run.rp != nil {
-		if susp := h.run.rp.suspension(); susp != nil {
-			return res, susp
+		if susp = h.run.rp.suspension(); susp != nil {
+			susp.RunID = id
 		}
 	}
-	return res, nil
+	r.auditRun(res, h.principal, label, susp, req.Replay)
+	return res, susp
 }
 
 // cutResult replaces a result over its budget of max bytes with its first
@@ -670,7 +671,11 @@ func (r *Runner) accepts(l sandbox.Language) bool {
 	return false
 }
 
-func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label) {
+// auditRun records a run's outcome. A suspended run (susp) is audited as
+// "suspended", waiting for a person's answer about its pending call, not
+// as the E_CANCELLED that ended its attempt; a replay names the run it
+// resumes (resumed_from) and is audited with its own outcome.
+func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label, susp *Suspension, rp *Replay) {
 	code := ""
 	if res.Error != nil {
 		code = string(res.Error.Code)
@@ -679,6 +684,14 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label) 
 	if !res.OK {
 		decision = "error"
 	}
+	var extra []slog.Attr
+	if susp != nil {
+		decision, code = "suspended", ""
+		extra = append(extra, slog.String("waiting_for", "approval"), slog.String("pending_tool", susp.Pending.Tool))
+	}
+	if rp != nil && rp.From != "" {
+		extra = append(extra, slog.String("resumed_from", rp.From))
+	}
 	if o := r.broker.obs; o != nil {
 		o.ObserveRun(decision, code, time.Duration(res.DurationMS*float64(time.Millisecond)))
 	}
@@ -686,7 +699,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label) 
 	if !a.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	a.LogAttrs(context.Background(), slog.LevelInfo, "run",
+	attrs := []slog.Attr{
 		slog.String("run_id", res.RunID),
 		slog.Int("seq", 0),
 		slog.String("caller", string(tools.Code)),
@@ -700,7 +713,8 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label) 
 		slog.String("tier", res.Tier),
 		slog.Int("result_bytes", max(len(res.Result), len(res.Whole))),
 		slog.String("label", label.String()),
-	)
+	}
+	a.LogAttrs(context.Background(), slog.LevelInfo, "run", append(attrs, extra...)...)
 }
 
 func newRunID() string {

@@ -140,7 +140,10 @@ type Job struct {
 	// Clock, the same instant for the whole run. The host picks them per
 	// run and keeps them to resume the run by replay (an approval on MCP
 	// 2026-07-28): the replay then takes the same path. With a zero Clock
-	// Date reads the real time; a zero Seed is a random one.
+	// Date reads the real time; a zero Seed is a random one. A WebAssembly
+	// run reads them through WASI: random_get from Seed, the realtime clock
+	// frozen at Clock and a monotonic clock that advances per reading (a
+	// zero Seed or Clock keeps wazero's fixed defaults).
 	Seed  uint64    `json:",omitempty"`
 	Clock time.Time `json:",omitzero"`
 }

@@ -73,10 +73,19 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 		if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 			args = json.RawMessage("{}")
 		}
-		out, err := s.broker.DirectOutcome(ctx, bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
-			Approver: sessionApprover{req.Session}})
+		dc := bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
+			Approver: sessionApprover{req.Session}}
+		if resumable(req) { // approvals without a session (resume.go)
+			if e := s.prepareDirectResume(ctx, req, &dc); e != nil {
+				return errorResult(e), nil
+			}
+		}
+		out, err := s.broker.DirectOutcome(ctx, dc)
 		if err != nil {
 			return errorResult(sandbox.AsError(err, sandbox.EToolFailed)), nil
+		}
+		if out.Suspension != nil {
+			return s.directInputRequired(ctx, dc.Principal, name, args, out.Suspension), nil
 		}
 		res := out.Result
 		if name == bindings.SearchToolsName {

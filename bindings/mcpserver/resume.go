@@ -9,14 +9,17 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/store"
 )
 
 // Approvals without a session (MCP 2026-07-28, multi round-trip requests):
@@ -48,19 +51,27 @@ type runState struct {
 	Clock     int64                 `json:"clock,omitempty"` // Unix ns; 0: real time
 	Log       []bindings.LoggedCall `json:"log"`
 	Pending   bindings.LoggedCall   `json:"pending"`
+	Run       string                `json:"run,omitempty"` // the run that suspended, for the audit
 }
 
-// sealState holds the AEAD of request states, once its key is read.
+// sealState holds the AEAD of request states, once its key is read, and
+// the used states when there is no shared store.
 type sealState struct {
 	mu   chan struct{} // a one-slot lock that a context can give up on
 	aead cipher.AEAD
+	used *store.Memory // states answered (useState), without Config.Store
+}
+
+func (s *Server) initSeal() {
+	s.seal.mu = make(chan struct{}, 1)
+	s.seal.used = store.NewMemory()
 }
 
 // approvalAEAD returns the AEAD of request states: its key is in the
 // shared store (created by the first replica that needs it), or in this
 // process without one.
 func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
-	s.sealOnce.Do(func() { s.seal.mu = make(chan struct{}, 1) })
+	s.sealOnce.Do(s.initSeal)
 	select {
 	case s.seal.mu <- struct{}{}:
 	case <-ctx.Done():
@@ -127,9 +138,12 @@ func resumable(req *mcp.CallToolRequest) bool {
 }
 
 // stateError is the error of a request state that cannot be used.
-func stateError(msg string) *sandbox.Error {
-	return &sandbox.Error{Code: sandbox.EToolArgs, Tool: RunCodeName, Path: "/requestState", Message: msg,
-		Hint: "Call run_code again with the same arguments and without requestState, to start the run afresh."}
+func stateError(msg string) *sandbox.Error { return stateErrorFor(RunCodeName, msg) }
+
+// stateErrorFor is stateError for a request state sent with a call of tool.
+func stateErrorFor(tool, msg string) *sandbox.Error {
+	return &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Path: "/requestState", Message: msg,
+		Hint: "Call " + tool + " again with the same arguments and without requestState, to start afresh."}
 }
 
 // storeError is the error of a shared store that cannot be reached.
@@ -159,43 +173,127 @@ func (s *Server) prepareResume(ctx context.Context, req *mcp.CallToolRequest, rr
 		}
 		return nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(st)
-	if err != nil || len(raw) < 12+16 {
-		return stateError("the request state is not one this server issued")
-	}
-	aead, err := s.approvalAEAD(ctx)
-	if err != nil {
-		s.log.Warn("mcpserver: approval key unavailable", "err", err)
-		return storeError()
-	}
-	plain, err := aead.Open(nil, raw[:12], raw[12:], stateAD(rr.Principal.ID))
-	if err != nil {
-		return stateError("the request state is not one this server issued for this user (or it was altered)")
-	}
-	var rs runState
-	if err := json.Unmarshal(plain, &rs); err != nil || rs.V != 1 || rs.Principal != rr.Principal.ID {
-		return stateError("the request state is not one this server issued")
-	}
-	if time.Now().UnixMilli() >= rs.Expires {
-		return &sandbox.Error{Code: sandbox.EToolDenied, Tool: rs.Pending.Tool,
-			Message: "nobody approved the call to " + rs.Pending.Tool + " within the approval timeout",
-			Hint:    "Call run_code again without requestState and ask the user to answer the approval promptly."}
-	}
-	if !bytes.Equal(rs.Program, programHash(rr.Program, rr.ModuleSHA256)) {
-		return stateError("the request state belongs to another program: resend the run_code arguments unchanged with it")
-	}
-	approved, ok := approvalAnswer(req.Params.InputResponses)
-	if !ok {
-		return &sandbox.Error{Code: sandbox.EToolArgs, Tool: RunCodeName, Path: "/inputResponses/" + approvalInputID,
-			Message: "the answer to the approval (input response " + approvalInputID + ") is missing",
-			Hint:    "Send the person's answer to the elicitation " + approvalInputID + " in inputResponses, with the request state."}
+	rs, approved, e := s.answerState(ctx, req, RunCodeName, rr.Principal.ID, programHash(rr.Program, rr.ModuleSHA256),
+		"the request state belongs to another program: resend the run_code arguments unchanged with it")
+	if e != nil {
+		return e
 	}
 	rr.Seed = rs.Seed
 	if rs.Clock != 0 {
 		rr.Clock = time.Unix(0, rs.Clock).UTC()
 	}
-	rr.Replay = &bindings.Replay{Log: rs.Log, Pending: rs.Pending, Approved: approved}
+	rr.Replay = &bindings.Replay{Log: rs.Log, Pending: rs.Pending, Approved: approved, From: rs.Run}
 	return nil
+}
+
+// prepareDirectResume fills dc for a direct call on 2026-07-28: Suspend
+// for a first attempt (a call that needs an approval answers input
+// required), or the person's answer to the sealed call.
+func (s *Server) prepareDirectResume(ctx context.Context, req *mcp.CallToolRequest, dc *bindings.DirectCall) *sandbox.Error {
+	dc.Approver = nil
+	if req.Params.RequestState == "" {
+		dc.Suspend = true
+		return nil
+	}
+	rs, approved, e := s.answerState(ctx, req, dc.Tool, dc.Principal.ID, callHash(dc.Tool, dc.Args),
+		"the request state belongs to another call: resend the same tool with the same arguments with it")
+	if e != nil {
+		return e
+	}
+	dc.Resume = &bindings.Replay{Pending: rs.Pending, Approved: approved}
+	return nil
+}
+
+// answerState opens the request state that req sends back with a call of
+// tool, checks it (issued for principal, not expired, for the call whose
+// hash is want, answered) and records that it was used: a request state
+// answers once, on any replica (one-time use, useState), so that a call a
+// person approved is made at most once however often the answer is sent.
+func (s *Server) answerState(ctx context.Context, req *mcp.CallToolRequest, tool, principal string, want []byte, other string) (*runState, bool, *sandbox.Error) {
+	st := req.Params.RequestState
+	if int64(len(st)) > s.maxStateBytes() { // the cap is on the base64 text, as sealInput applies it
+		// Refused before it is decoded or opened: the cost of a state is
+		// bounded whatever a client sends.
+		return nil, false, stateErrorFor(tool, "the request state is larger than any this server issues")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(st)
+	if err != nil || len(raw) < 12+16 {
+		return nil, false, stateErrorFor(tool, "the request state is not one this server issued")
+	}
+	aead, err := s.approvalAEAD(ctx)
+	if err != nil {
+		s.log.Warn("mcpserver: approval key unavailable", "err", err)
+		return nil, false, storeError()
+	}
+	plain, err := aead.Open(nil, raw[:12], raw[12:], stateAD(principal))
+	if err != nil {
+		return nil, false, stateErrorFor(tool, "the request state is not one this server issued for this user (or it was altered)")
+	}
+	var rs runState
+	if err := json.Unmarshal(plain, &rs); err != nil || rs.V != 1 || rs.Principal != principal {
+		return nil, false, stateErrorFor(tool, "the request state is not one this server issued")
+	}
+	if time.Now().UnixMilli() >= rs.Expires {
+		return nil, false, &sandbox.Error{Code: sandbox.EToolDenied, Tool: rs.Pending.Tool,
+			Message: "nobody approved the call to " + rs.Pending.Tool + " within the approval timeout",
+			Hint:    "Call " + tool + " again without requestState and ask the user to answer the approval promptly."}
+	}
+	if !bytes.Equal(rs.Program, want) {
+		return nil, false, stateErrorFor(tool, other)
+	}
+	approved, ok := approvalAnswer(req.Params.InputResponses)
+	if !ok {
+		return nil, false, &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Path: "/inputResponses/" + approvalInputID,
+			Message: "the answer to the approval (input response " + approvalInputID + ") is missing",
+			Hint:    "Send the person's answer to the elicitation " + approvalInputID + " in inputResponses, with the request state."}
+	}
+	if e := s.useState(ctx, raw, rs.Expires, rs.Pending.Tool, tool); e != nil {
+		return nil, false, e
+	}
+	return &rs, approved, nil
+}
+
+// usedPrefix prefixes the store key that marks a request state used: the
+// first 16 bytes of the SHA-256 of the sealed state, in hex.
+const usedPrefix = "approval-used:"
+
+// useState records that the sealed state raw was answered, with SET NX
+// for as long as the state is valid (past that, it is refused as expired
+// anyway). A second answer, on this replica or another, is refused.
+func (s *Server) useState(ctx context.Context, raw []byte, expires int64, pending, tool string) *sandbox.Error {
+	ttl := time.Until(time.UnixMilli(expires))
+	if ttl < time.Millisecond {
+		ttl = time.Millisecond
+	}
+	sum := sha256.Sum256(raw)
+	st := s.shared
+	if st == nil {
+		s.sealOnce.Do(s.initSeal)
+		st = s.seal.used
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
+	defer cancel()
+	fresh, err := st.SetNX(ctx, usedPrefix+hex.EncodeToString(sum[:16]), []byte{1}, ttl)
+	if err != nil {
+		s.log.Warn("mcpserver: cannot record a used request state", "err", err)
+		return storeError()
+	}
+	if !fresh {
+		return &sandbox.Error{Code: sandbox.EToolDenied, Tool: pending,
+			Message: "this approval was already answered: a request state is used once, so the call to " + pending +
+				" it asked about was made (or declined) at most once, by the first answer",
+			Hint: "Do not send this request state again. To make the call again, call " + tool +
+				" again without requestState: the user is asked anew."}
+	}
+	return nil
+}
+
+// maxStateBytes is the cap of a sealed request state (Config.MaxRequestStateBytes).
+func (s *Server) maxStateBytes() int64 {
+	if s.maxState > 0 {
+		return s.maxState
+	}
+	return DefaultMaxRequestStateBytes
 }
 
 // approvalAnswer reads the person's answer from the input responses: an
@@ -212,31 +310,92 @@ func approvalAnswer(in mcp.InputResponseMap) (approved, ok bool) {
 	return e.Action == "accept", true
 }
 
+// DefaultMaxRequestStateBytes is the default cap of a sealed request state
+// (Config.MaxRequestStateBytes): 1 MiB of base64.
+const DefaultMaxRequestStateBytes = 1 << 20
+
 // inputRequired is run_code's answer for a suspended run: the question for
 // the person, and the sealed state to resume from.
 func (s *Server) inputRequired(ctx context.Context, rr *bindings.RunRequest, susp *bindings.Suspension) *mcp.CallToolResult {
 	rs := runState{V: 1, Principal: rr.Principal.ID,
 		Expires: time.Now().Add(s.broker.ApprovalTimeout()).UnixMilli(),
-		Program: programHash(rr.Program, rr.ModuleSHA256), Seed: rr.Seed, Log: susp.Log, Pending: susp.Pending}
+		Program: programHash(rr.Program, rr.ModuleSHA256), Seed: rr.Seed, Log: susp.Log, Pending: susp.Pending, Run: susp.RunID}
 	if !rr.Clock.IsZero() {
 		rs.Clock = rr.Clock.UnixNano()
 	}
+	res, e := s.sealInput(ctx, &rs, susp)
+	if e != nil {
+		return s.runFailure(e)
+	}
+	return res
+}
+
+// directInputRequired is a direct call's answer when the call needs an
+// approval: the question, and the sealed call (tool, arguments) to make
+// once the person answers.
+func (s *Server) directInputRequired(ctx context.Context, principal bindings.Principal, name string, args json.RawMessage, susp *bindings.Suspension) *mcp.CallToolResult {
+	rs := runState{V: 1, Principal: principal.ID,
+		Expires: time.Now().Add(s.broker.ApprovalTimeout()).UnixMilli(),
+		Program: callHash(name, args), Pending: susp.Pending}
+	res, e := s.sealInput(ctx, &rs, susp)
+	if e != nil {
+		return errorResult(e)
+	}
+	return res
+}
+
+// callHash identifies a direct call (tool name as called, compact
+// arguments): the answer must carry the same call. It cannot equal a
+// programHash (another domain).
+func callHash(name string, args json.RawMessage) []byte {
+	var c bytes.Buffer
+	if json.Compact(&c, args) != nil {
+		c.Reset()
+		c.Write(args)
+	}
+	h := sha256.New()
+	h.Write([]byte("sandcall direct call v1\x00"))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
+	h.Write(n[:])
+	h.Write([]byte(name))
+	h.Write(c.Bytes())
+	return h.Sum(nil)
+}
+
+// sealInput seals rs and returns the input-required result asking susp's
+// question. A state over the cap is not returned: the error says how to
+// stay under it.
+func (s *Server) sealInput(ctx context.Context, rs *runState, susp *bindings.Suspension) (*mcp.CallToolResult, *sandbox.Error) {
 	plain, err := json.Marshal(rs)
 	if err != nil {
 		s.log.Error("mcpserver: run state does not marshal", "err", err)
-		return s.runFailure(internalError())
+		return nil, internalError()
+	}
+	if max := s.maxStateBytes(); int64(base64.RawURLEncoding.EncodedLen(12+len(plain)+16)) > max {
+		return nil, stateTooLarge(rs, max)
 	}
 	aead, err := s.approvalAEAD(ctx)
 	if err != nil {
 		s.log.Warn("mcpserver: approval key unavailable", "err", err)
-		return s.runFailure(storeError())
+		return nil, storeError()
 	}
 	nonce := make([]byte, 12, 12+len(plain)+16)
 	_, _ = rand.Read(nonce)
-	sealed := aead.Seal(nonce, nonce, plain, stateAD(rr.Principal.ID))
+	sealed := aead.Seal(nonce, nonce, plain, stateAD(rs.Principal))
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{approvalInputID: &mcp.ElicitParams{Mode: "form", Message: susp.Request.Message,
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}},
 		RequestState: base64.RawURLEncoding.EncodeToString(sealed),
-	}
+	}, nil
+}
+
+// stateTooLarge is the error of a suspension whose state is over the cap:
+// the calls logged were made; the pending one was not.
+func stateTooLarge(rs *runState, max int64) *sandbox.Error {
+	return &sandbox.Error{Code: sandbox.EOutputLimit, Tool: rs.Pending.Tool,
+		Message: fmt.Sprintf("the call to %s needs a person's approval, and the state to resume from (%d tool calls made before it, with their results) is over the server's limit of %d bytes: the run ends here; the calls before it were made, %s was not",
+			rs.Pending.Tool, len(rs.Log), max, rs.Pending.Tool),
+		Hint: "Make fewer or smaller tool calls (or return less from them) before the call that needs approval, " +
+			"or connect with a stateful MCP session (protocol 2025-11-25), where the approval is asked during the run."}
 }

@@ -115,6 +115,12 @@ type Config struct {
 	// still bounds one output; the store bounds the rest (TTL, Redis
 	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
 	Store store.Store
+	// MaxRequestStateBytes caps the sealed request state of an approval
+	// without a session (MCP 2026-07-28, resume.go): a suspension whose
+	// state would be larger ends with E_OUTPUT_LIMIT, and a larger state
+	// sent back is refused before it is opened. If zero, 1 MiB
+	// (DefaultMaxRequestStateBytes).
+	MaxRequestStateBytes int64
 }
 
 // Server is sandcall's MCP face: the run_code tool plus every catalog tool
@@ -137,6 +143,7 @@ type Server struct {
 	outputs   *outputStore // results cut for the model, for read_output
 	rate      RateLimiter  // nil: no transport rate limit
 	shared    store.Store  // nil: outputs stay in outputs
+	maxState  int64        // MaxRequestStateBytes; 0: the default
 
 	inflight sync.Map   // HTTP request token → context.Context of the HTTP request
 	drain    drainState // POSTs in flight; refusal once draining
@@ -176,6 +183,7 @@ func New(cfg Config) (*Server, error) {
 		metrics:   cfg.Metrics,
 		outputs:   newOutputStore(cfg.MaxOutputs, cfg.MaxOutputBytes, cfg.OutputTTL, nil),
 		shared:    cfg.Store,
+		maxState:  cfg.MaxRequestStateBytes,
 	}
 	if len(cfg.Tokens) > 0 {
 		ts, err := newTokenSet(cfg.Tokens)

@@ -91,8 +91,9 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 	for id := range res.InputRequests {
 		answers[id] = &mcp.ElicitResult{Action: "accept"}
 	}
+	st := res.RequestState
 	res, err = manual(c.b.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
-		InputResponses: answers, RequestState: res.RequestState})
+		InputResponses: answers, RequestState: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +102,20 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 	}
 	if n, m := tally(t, c.effects, "count"), tally(t, c.effects, "pay"); n != 2 || m != 1 {
 		t.Fatalf("resumed: %d counts, %d pays; want 2 and 1", n, m)
+	}
+	// The same answer again, through replica a: refused (one-time use,
+	// recorded in Redis); nothing runs again.
+	res, err = manual(c.a.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
+		InputResponses: answers, RequestState: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeText[runOut](t, res); r.OK || r.Error == nil || r.Error.Code != "E_TOOL_DENIED" ||
+		!strings.Contains(string(textOf(res)), "already answered") {
+		t.Fatalf("answered again through replica a: %s", textOf(res))
+	}
+	if n, m := tally(t, c.effects, "count"), tally(t, c.effects, "pay"); n != 2 || m != 1 {
+		t.Fatalf("answered again: %d counts, %d pays; want 2 and 1", n, m)
 	}
 
 	// Through HAProxy, the go-sdk client answering the input request.
@@ -123,5 +138,96 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 	}
 	if n, m := tally(t, c.effects, "count"), tally(t, c.effects, "pay"); n != 4 || m != 2 {
 		t.Fatalf("through HAProxy: %d counts, %d pays; want 4 and 2", n, m)
+	}
+}
+
+// testDirectApprovalAcross: a direct call of pay (which needs a person's
+// approval) on 2026-07-28 answers input-required on one replica; the
+// answer through the other makes the call exactly once (counted by the
+// tool); the same answer sent again, through either replica, is refused
+// (one-time use, recorded in Redis) and pays nothing; then the same
+// through HAProxy with the go-sdk client answering the input request.
+func testDirectApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
+	manual := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	paid := tally(t, c.effects, "pay")
+	args := map[string]any{"amount": 9, "r": 1, "at": 2}
+	a, b := manual(c.a.url), manual(c.b.url)
+	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || res.RequestState == "" {
+		t.Fatalf("replica a: want input required, got %s", textOf(res))
+	}
+	if n := tally(t, c.effects, "pay"); n != paid {
+		t.Fatalf("asked: %d pays, want %d", n, paid)
+	}
+	answers := mcp.InputResponseMap{}
+	for id := range res.InputRequests {
+		answers[id] = &mcp.ElicitResult{Action: "accept"}
+	}
+	st := res.RequestState
+	res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: args, InputResponses: answers, RequestState: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(string(textOf(res)), `"paid"`) {
+		t.Fatalf("answered through replica b: %s", textOf(res))
+	}
+	if n := tally(t, c.effects, "pay"); n != paid+1 {
+		t.Fatalf("answered: %d pays, want %d", n, paid+1)
+	}
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: args, InputResponses: answers, RequestState: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(string(textOf(res)), "E_TOOL_DENIED") || !strings.Contains(string(textOf(res)), "already answered") {
+			t.Fatalf("the same answer again: %s", textOf(res))
+		}
+	}
+	if n := tally(t, c.effects, "pay"); n != paid+1 {
+		t.Fatalf("answered twice more: %d pays, want %d", n, paid+1)
+	}
+
+	// Through HAProxy: the go-sdk client answers the input request itself;
+	// a decline pays nothing.
+	for _, action := range []string{"accept", "decline"} {
+		asked := 0
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked++
+				return &mcp.ElicitResult{Action: action}, nil
+			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: args})
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := paid + 2
+		if action == "accept" {
+			if res.IsError || asked != 1 {
+				t.Fatalf("through HAProxy (asked %d): %s", asked, textOf(res))
+			}
+		} else if !res.IsError || asked != 1 || !strings.Contains(string(textOf(res)), "declined") {
+			t.Fatalf("declined through HAProxy (asked %d): %s", asked, textOf(res))
+		}
+		if n := tally(t, c.effects, "pay"); n != want {
+			t.Fatalf("through HAProxy, %s: %d pays, want %d", action, n, want)
+		}
 	}
 }

@@ -62,6 +62,9 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := sharePins(c, pins); err != nil { // pins_store.go
+			log.Warn("upstream pins: the shared store is unavailable; tried again at each check", "err", err)
+		}
 		ctx := context.Background()
 		if mode == snapshot {
 			var cancel context.CancelFunc

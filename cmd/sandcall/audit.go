@@ -69,7 +69,7 @@ type toolStats struct {
 
 type auditStats struct {
 	Tools   []*toolStats   `json:"tools"`
-	Runs    map[string]int `json:"runs"` // by code; "ok" for successful runs
+	Runs    map[string]int `json:"runs"` // by code; "ok" for successful runs, "suspended" for runs waiting for an approval
 	Records int            `json:"records"`
 	Skipped int            `json:"skipped"` // lines that are not audit records
 }
@@ -140,6 +140,7 @@ func readAuditStats(r io.Reader) (*auditStats, error) {
 			Event      string  `json:"event"`
 			Tool       string  `json:"tool"`
 			Code       string  `json:"code"`
+			Decision   string  `json:"decision"`
 			DurationMS float64 `json:"duration_ms"`
 		}
 		if json.Unmarshal(sc.Bytes(), &rec) != nil || (rec.Event != "call" && rec.Event != "run") {
@@ -149,7 +150,10 @@ func readAuditStats(r io.Reader) (*auditStats, error) {
 		st.Records++
 		if rec.Event == "run" {
 			c := rec.Code
-			if c == "" {
+			switch {
+			case rec.Decision == "suspended": // waits for a person (2026-07-28)
+				c = "suspended"
+			case c == "":
 				c = "ok"
 			}
 			st.Runs[c]++

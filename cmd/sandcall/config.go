@@ -46,6 +46,10 @@ type fileConfig struct {
 		MemoryMB        int    `yaml:"memory_mb"`
 		MaxCalls        int    `yaml:"max_calls"`
 		ApprovalTimeout string `yaml:"approval_timeout"`
+		// MaxRequestStateBytes caps the sealed state of an approval asked
+		// without a session (MCP 2026-07-28); if absent, 1 MiB
+		// (mcpserver.Config.MaxRequestStateBytes).
+		MaxRequestStateBytes int64 `yaml:"max_request_state_bytes"`
 	} `yaml:"limits"`
 	// Workers is the size of the worker pool (--workers).
 	Workers int `yaml:"workers"`
@@ -137,7 +141,7 @@ func loadConfig(path string) (*fileConfig, error) {
 			return nil, bad("limits.approval_timeout: want a duration such as 2m, got %q", c.Limits.ApprovalTimeout)
 		}
 	}
-	if c.Limits.MemoryMB < 0 || c.Limits.MaxCalls < 0 || c.Workers < 0 {
+	if c.Limits.MemoryMB < 0 || c.Limits.MaxCalls < 0 || c.Workers < 0 || c.Limits.MaxRequestStateBytes < 0 {
 		return nil, bad("limits and workers must not be negative")
 	}
 	if err := c.Pool.check(); err != nil {

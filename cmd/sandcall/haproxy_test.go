@@ -240,6 +240,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("approval across replicas", func(t *testing.T) { testApprovalAcross(t, ctx, c) })
+	t.Run("direct approval across replicas", func(t *testing.T) { testDirectApprovalAcross(t, ctx, c) })
 
 	t.Run("kill one mid-run", func(t *testing.T) {
 		// Two programs held in the gate tool, one on each replica.

@@ -72,7 +72,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer closeRunner()
 	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal(),
-		ListThreshold: c.cfg.ListThreshold, Store: c.shared}
+		ListThreshold: c.cfg.ListThreshold, Store: c.shared, MaxRequestStateBytes: c.cfg.Limits.MaxRequestStateBytes}
 	if *addr != "" {
 		scfg.Tokens = c.cfg.tokens()
 		if scfg.Hosted, err = hf.hosted(c.cfg, *addr); err != nil {

@@ -61,6 +61,7 @@ func toolsApprove(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s: %v\n", fs.Name(), err)
 		return exitFailure
 	}
+	_ = sharePins(c, pins) // with a shared store, Pin writes there (and reports it down)
 	cfg := upstream.Load(upstream.LoadConfig{Root: "."})
 
 	type listing struct {

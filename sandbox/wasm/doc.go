@@ -30,7 +30,9 @@
 //     no filesystem (no preopened directory), no network, no environment,
 //     args ["program"], an empty stdin, a fake clock (fixed start, 1 ms per
 //     reading), sleeps that return at once and a deterministic random
-//     stream: wazero's safe defaults.
+//     stream: wazero's safe defaults. A job with a Seed and a Clock
+//     (sandbox.Job, a run that may be resumed by replay) reads random_get
+//     from its seed and the realtime clock frozen at its Clock instead.
 //   - Every host function bounds-checks each pointer/length pair against the
 //     guest's memory before touching it (an out-of-range pair is ABI error
 //     -1 and nothing is read) and copies bytes out before validating them;

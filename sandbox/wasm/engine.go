@@ -200,6 +200,7 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 	defer e.release(h)
 	r := newRun(ctx, limits, host, input)
 	r.resultCap = job.ResultCap()
+	r.seed, r.clock = job.Seed, job.Clock
 	r.execute(h)
 	r.finish(out)
 	return out

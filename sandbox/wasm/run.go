@@ -3,13 +3,17 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
@@ -79,6 +83,10 @@ type run struct {
 	// partial is the last value stored with progress (guest goroutine).
 	partial json.RawMessage
 	psink   sandbox.PartialSink
+	// seed and clock are the job's (sandbox.Job.Seed, Clock): WASI's
+	// random and clocks come from them (moduleConfig).
+	seed  uint64
+	clock time.Time
 }
 
 func newRun(ctx context.Context, limits sandbox.Limits, host sandbox.Host, input []byte) *run {
@@ -165,13 +173,34 @@ func (r *run) execute(l *lease) {
 // ["program"] and stdout/stderr captured into the logs; wazero's defaults
 // for the rest (no filesystem, no environment, empty stdin, fake clocks,
 // deterministic random).
+//
+// A run the host made replayable (sandbox.Job.Seed and Clock, set when a
+// call may wait for a person's approval on MCP 2026-07-28) gets WASI's
+// random_get from a ChaCha8 generator seeded with Seed, clock_time_get's
+// realtime clock frozen at Clock (as JavaScript's Date), and a monotonic
+// clock that starts at zero and advances 1 ms per reading: two runs of one
+// job with the same Seed and Clock read the same values in the same order,
+// so a run resumed by replay takes the same path. clock_res_get reports 1
+// ns for both.
 func (r *run) moduleConfig() wazero.ModuleConfig {
-	return wazero.NewModuleConfig().
+	c := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs("program").
 		WithStdout(&r.stdout).
 		WithStderr(&r.stderr).
 		WithStartFunctions() // the entry point is called by execute, not at instantiation
+	if r.seed != 0 {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:], r.seed)
+		copy(key[8:], "sandcall wasi random_get")
+		c = c.WithRandSource(rand.NewChaCha8(key))
+	}
+	if wall := r.clock; !wall.IsZero() {
+		c = c.WithWalltime(func() (int64, int32) { return wall.Unix(), int32(wall.Nanosecond()) }, sys.ClockResolution(1))
+		var mono atomic.Int64
+		c = c.WithNanotime(func() int64 { return mono.Add(int64(time.Millisecond)) }, sys.ClockResolution(1))
+	}
+	return c
 }
 
 // close cancels the calls in flight and waits for them.

@@ -165,7 +165,7 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 		case <-ctx.Done():
 		}
 	}
-	if s.pins.Path() != "" {
+	if s.pins.watched() {
 		every := opts.PinPoll
 		if every <= 0 {
 			every = time.Second

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandcall/sandcall/store"
 )
 
 // DefaultPinFile is where sandcall keeps the pins of upstream tool
@@ -47,7 +49,8 @@ var ErrPinFile = errors.New("pin file unusable")
 //
 // The zero value keeps pins in memory for the life of the process.
 // OpenPins keeps them in a file, so that a definition that changed while
-// sandcall was down is still caught at the next start.
+// sandcall was down is still caught at the next start. Share keeps them in
+// a store shared by replicas (pins_shared.go).
 //
 // # File format and safety
 //
@@ -74,6 +77,12 @@ type Pins struct {
 	// pins: the next Reload reports it even if the file has not changed
 	// since, so that an approval is never consumed unnoticed.
 	unseen bool
+	// shared, if set, keeps the pins instead of the file (Share,
+	// pins_shared.go); seeded once the file's pins were copied into it,
+	// version the pins' change counter last read.
+	shared  store.Store
+	seeded  bool
+	version string
 }
 
 // pinFile is the JSON form of a pin file.
@@ -234,6 +243,9 @@ func (p *Pins) CheckAll(defs map[string]string) (ok map[string]bool, err error) 
 // trusted at first sight. The legacy entry stays: another server's tool
 // of the same catalog name is judged against it too.
 func (p *Pins) CheckMigrating(defs, legacy map[string]string) (ok map[string]bool, err error) {
+	if p.Shared() {
+		return p.checkShared(defs, legacy)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
@@ -355,6 +367,9 @@ func (p *Pins) Approve(name string) (bool, error) {
 // before, and returns the previous pin ("" if none). For a file, it is
 // written before Pin returns; read-only pins refuse.
 func (p *Pins) Pin(name, hash string) (old string, err error) {
+	if p.Shared() {
+		return p.pinShared(name, hash)
+	}
 	if p.path != "" && !isHexHash(hash) {
 		return "", fmt.Errorf("upstream: pin %q: hash %q is not a SHA-256 in hex", name, hash)
 	}
@@ -387,6 +402,9 @@ func (p *Pins) Pin(name, hash string) (old string, err error) {
 // Pin read from the file first. Pins in memory only never change this way.
 // On an error the pins known are kept.
 func (p *Pins) Reload() (changed bool, err error) {
+	if p.Shared() {
+		return p.reloadShared()
+	}
 	if p.path == "" {
 		return false, nil
 	}
