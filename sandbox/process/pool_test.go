@@ -588,7 +588,7 @@ func TestKeepResultBytes(t *testing.T) {
 func TestFramesKeepSizes(t *testing.T) {
 	p := newPool(t, Config{Size: 1})
 	const size = sandbox.MaxKeptResultBytes - 16
-	j := job(fmt.Sprintf("html %d", size), 20*time.Second)
+	j := job(fmt.Sprintf("html %d", size), 2*time.Minute)
 	j.KeepResultBytes = sandbox.MaxKeptResultBytes
 	j.Limits.MaxLogBytes = sandbox.MaxKeptLogBytes
 	sink := &partialHost{}
@@ -611,7 +611,7 @@ func TestFramesKeepSizes(t *testing.T) {
 	}
 
 	// The most JSON a kept log can take: a million one-byte entries.
-	j = job(fmt.Sprintf("tiny-logs %d", size), 20*time.Second)
+	j = job(fmt.Sprintf("tiny-logs %d", size), 2*time.Minute)
 	j.KeepResultBytes = sandbox.MaxKeptResultBytes
 	j.Limits.MaxLogBytes = sandbox.MaxKeptLogBytes
 	o = p.Execute(context.Background(), j, &pingHost{})
@@ -625,7 +625,7 @@ func TestFramesKeepSizes(t *testing.T) {
 // of growing it without bound.
 func TestEmptyLogEntriesAreCounted(t *testing.T) {
 	p := newPool(t, Config{Size: 1})
-	j := job("empty-logs 5000", 10*time.Second)
+	j := job("empty-logs 5000", 2*time.Minute)
 	j.Limits.MaxLogBytes = 100
 	o := p.Execute(context.Background(), j, &pingHost{})
 	if o.Err == nil || o.Err.Code != sandbox.EWorkerCrashed {
