@@ -63,23 +63,7 @@ func cutRows(res []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	switch b[0] {
 	case '[':
 		n := jsonscan.Count(b, 0)
-		// len = "[" + items joined by "," + "]"
-		k, size := 0, 2
-		for it := jsonscan.Elems(b, 0); ; {
-			s, e, ok := it.Next()
-			if !ok {
-				break
-			}
-			add := e - s
-			if k > 0 {
-				add++
-			}
-			if size+add > budget {
-				break
-			}
-			size += add
-			k++
-		}
+		k, size := longestPrefix(b, 0, n, 0, budget, nil)
 		if k == 0 {
 			return nil, rowCut{}, false
 		}
@@ -120,31 +104,11 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	mark = mark && !taken
 	// size(k) = rest + "[" + items + "]" + marker(total-k) + "}"
 	rest := vs + (last - ve)
-	marker := func(omitted int) int {
-		if !mark {
-			return 0
-		}
-		return len(`,"truncated":true,"omitted":`) + digits(omitted)
+	var marker func(omitted int) int
+	if mark {
+		marker = func(omitted int) int { return len(`,"truncated":true,"omitted":`) + digits(omitted) }
 	}
-	k, sum := 0, 0
-	best, bestSize := 0, 0
-	for it := jsonscan.Elems(b, vs); ; {
-		s, e, ok := it.Next()
-		if !ok {
-			break
-		}
-		add := e - s
-		if k > 0 {
-			add++
-		}
-		sum += add
-		k++
-		if size := rest + 2 + sum + marker(n-k) + 1; size <= budget {
-			best, bestSize = k, size
-		} else if sum+rest+3 > budget {
-			break // every further prefix is longer still
-		}
-	}
+	best, bestSize := longestPrefix(b, vs, n, rest+1, budget, marker)
 	if best == 0 {
 		return nil, rowCut{}, false
 	}
@@ -158,6 +122,37 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	}
 	out = append(out, '}')
 	return out, rowCut{Field: field, Kept: best, Omitted: n - best, Marked: mark}, true
+}
+
+// longestPrefix returns how many of the first items of the array at b[at]
+// (n items in all) fit in budget, and the size then: fixed bytes around the
+// array, plus "[" + the items joined by "," + "]", plus marker(omitted)
+// when marker is not nil. It stops at the first prefix whose items alone
+// no longer fit: every further prefix is longer still.
+func longestPrefix(b []byte, at, n, fixed, budget int, marker func(omitted int) int) (best, bestSize int) {
+	k, sum := 0, 0
+	for it := jsonscan.Elems(b, at); ; {
+		s, e, ok := it.Next()
+		if !ok {
+			return best, bestSize
+		}
+		add := e - s
+		if k > 0 {
+			add++
+		}
+		sum += add
+		k++
+		size := fixed + 2 + sum
+		if size > budget {
+			return best, bestSize
+		}
+		if marker != nil {
+			size += marker(n - k)
+		}
+		if size <= budget {
+			best, bestSize = k, size
+		}
+	}
 }
 
 // appendItems appends "[" + the first k items of the array that starts at
