@@ -88,22 +88,22 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if mods == nil {
 		mods = NewModuleStore(0)
 	}
-	keep := cfg.KeepResultBytes
-	switch {
-	case keep == 0 || keep > sandbox.MaxKeptResultBytes:
-		keep = sandbox.MaxKeptResultBytes
-	case keep < 0:
-		keep = 0
-	}
-	keepLogs := cfg.KeepLogBytes
-	switch {
-	case keepLogs == 0 || keepLogs > sandbox.MaxKeptLogBytes:
-		keepLogs = sandbox.MaxKeptLogBytes
-	case keepLogs < 0:
-		keepLogs = 0
-	}
+	keep := keepBytes(cfg.KeepResultBytes, sandbox.MaxKeptResultBytes)
+	keepLogs := keepBytes(cfg.KeepLogBytes, sandbox.MaxKeptLogBytes)
 	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods, keep: keep,
 		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...)}, nil
+}
+
+// keepBytes reads a RunnerConfig.Keep… field: 0 (unset) or over most
+// means most; negative means nothing is kept.
+func keepBytes(n, most int) int {
+	switch {
+	case n == 0 || n > most:
+		return most
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // Limits returns the operator's ceiling.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // Cutting a tool's output by whole rows.
@@ -54,30 +56,14 @@ type rowCut struct {
 // at least one item. The cut is exact (no further item would fit) and takes
 // time linear in len(res).
 func cutRows(res []byte, budget int, mark bool) ([]byte, rowCut, bool) {
-	b := trimWS(res)
+	b := jsonscan.Trim(res)
 	if len(b) < 2 || budget < 2 || !json.Valid(b) {
 		return nil, rowCut{}, false
 	}
 	switch b[0] {
 	case '[':
-		n := countItems(b, 0)
-		// len = "[" + items joined by "," + "]"
-		k, size := 0, 2
-		for it := newItemIter(b, 0); ; {
-			s, e, ok := it.next()
-			if !ok {
-				break
-			}
-			add := e - s
-			if k > 0 {
-				add++
-			}
-			if size+add > budget {
-				break
-			}
-			size += add
-			k++
-		}
+		n := jsonscan.Count(b, 0)
+		k, size := longestPrefix(b, 0, n, 0, budget, nil)
 		if k == 0 {
 			return nil, rowCut{}, false
 		}
@@ -97,59 +83,32 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	var field string
 	vs, ve := -1, -1
 	taken := false
-	i := skipWS(b, 1)
-	for i < len(b) && b[i] != '}' {
-		ks := i
-		ke := skipValue(b, ks)
+	for it := jsonscan.Elems(b, 0); ; {
+		ks, ke, s, e, ok := it.Member()
+		if !ok {
+			break
+		}
 		key := unquoteKey(b[ks:ke])
 		if key == "truncated" || key == "omitted" {
 			taken = true
 		}
-		i = skipWS(b, ke)
-		i = skipWS(b, i+1) // ':'
-		s := i
-		e := skipValue(b, s)
 		if b[s] == '[' && e-s > ve-vs {
 			field, vs, ve = key, s, e
-		}
-		i = skipWS(b, e)
-		if b[i] == ',' {
-			i = skipWS(b, i+1)
 		}
 	}
 	if vs < 0 {
 		return nil, rowCut{}, false
 	}
 	last := len(b) - 1 // the closing '}'
-	n := countItems(b, vs)
+	n := jsonscan.Count(b, vs)
 	mark = mark && !taken
 	// size(k) = rest + "[" + items + "]" + marker(total-k) + "}"
 	rest := vs + (last - ve)
-	marker := func(omitted int) int {
-		if !mark {
-			return 0
-		}
-		return len(`,"truncated":true,"omitted":`) + digits(omitted)
+	var marker func(omitted int) int
+	if mark {
+		marker = func(omitted int) int { return len(`,"truncated":true,"omitted":`) + digits(omitted) }
 	}
-	k, sum := 0, 0
-	best, bestSize := 0, 0
-	for it := newItemIter(b, vs); ; {
-		s, e, ok := it.next()
-		if !ok {
-			break
-		}
-		add := e - s
-		if k > 0 {
-			add++
-		}
-		sum += add
-		k++
-		if size := rest + 2 + sum + marker(n-k) + 1; size <= budget {
-			best, bestSize = k, size
-		} else if sum+rest+3 > budget {
-			break // every further prefix is longer still
-		}
-	}
+	best, bestSize := longestPrefix(b, vs, n, rest+1, budget, marker)
 	if best == 0 {
 		return nil, rowCut{}, false
 	}
@@ -165,13 +124,44 @@ func cutObject(b []byte, budget int, mark bool) ([]byte, rowCut, bool) {
 	return out, rowCut{Field: field, Kept: best, Omitted: n - best, Marked: mark}, true
 }
 
+// longestPrefix returns how many of the first items of the array at b[at]
+// (n items in all) fit in budget, and the size then: fixed bytes around the
+// array, plus "[" + the items joined by "," + "]", plus marker(omitted)
+// when marker is not nil. It stops at the first prefix whose items alone
+// no longer fit: every further prefix is longer still.
+func longestPrefix(b []byte, at, n, fixed, budget int, marker func(omitted int) int) (best, bestSize int) {
+	k, sum := 0, 0
+	for it := jsonscan.Elems(b, at); ; {
+		s, e, ok := it.Next()
+		if !ok {
+			return best, bestSize
+		}
+		add := e - s
+		if k > 0 {
+			add++
+		}
+		sum += add
+		k++
+		size := fixed + 2 + sum
+		if size > budget {
+			return best, bestSize
+		}
+		if marker != nil {
+			size += marker(n - k)
+		}
+		if size <= budget {
+			best, bestSize = k, size
+		}
+	}
+}
+
 // appendItems appends "[" + the first k items of the array that starts at
 // b[at], joined by "," + "]".
 func appendItems(out, b []byte, at, k int) []byte {
 	out = append(out, '[')
-	it := newItemIter(b, at)
+	it := jsonscan.Elems(b, at)
 	for j := 0; j < k; j++ {
-		s, e, ok := it.next()
+		s, e, ok := it.Next()
 		if !ok {
 			break
 		}
@@ -181,102 +171,6 @@ func appendItems(out, b []byte, at, k int) []byte {
 		out = append(out, b[s:e]...)
 	}
 	return append(out, ']')
-}
-
-// itemIter walks the items of an array of valid JSON without storing
-// them: an array of millions of tiny items costs no memory beyond its cut.
-type itemIter struct {
-	b []byte
-	i int
-}
-
-// newItemIter returns an iterator over the items of the array that starts
-// at b[at] (b is valid JSON).
-func newItemIter(b []byte, at int) itemIter { return itemIter{b: b, i: skipWS(b, at+1)} }
-
-// next returns the span of the next item, or false at the array's end.
-func (it *itemIter) next() (start, end int, ok bool) {
-	b, i := it.b, it.i
-	if i >= len(b) || b[i] == ']' {
-		return 0, 0, false
-	}
-	e := skipValue(b, i)
-	j := skipWS(b, e)
-	if j < len(b) && b[j] == ',' {
-		j = skipWS(b, j+1)
-	}
-	it.i = j
-	return i, e, true
-}
-
-// countItems returns the number of items of the array that starts at b[at].
-func countItems(b []byte, at int) int {
-	n := 0
-	for it := newItemIter(b, at); ; n++ {
-		if _, _, ok := it.next(); !ok {
-			return n
-		}
-	}
-}
-
-// skipValue returns the end of the JSON value that starts at b[i]; b is
-// valid JSON, so only strings need care. It does not recurse.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', ']', '}', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string whose opening quote is b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // unquoteKey returns the text of a quoted key, as a JSON decoder reads it
@@ -299,23 +193,19 @@ func unquoteKey(q []byte) string {
 // last member. It reports false, leaving obj alone, when obj is not an
 // object or already has the key: a tool's own fields are never overwritten.
 func addKey(obj []byte, key, val string) ([]byte, bool) {
-	b := trimWS(obj)
+	b := jsonscan.Trim(obj)
 	if len(b) < 2 || b[0] != '{' || !json.Valid(b) {
 		return obj, false
 	}
 	empty := true
-	i := skipWS(b, 1)
-	for i < len(b) && b[i] != '}' {
-		empty = false
-		ke := skipValue(b, i)
-		if unquoteKey(b[i:ke]) == key {
-			return obj, false
+	for it := jsonscan.Elems(b, 0); ; {
+		ks, ke, _, _, ok := it.Member()
+		if !ok {
+			break
 		}
-		i = skipWS(b, ke)
-		i = skipWS(b, i+1) // ':'
-		i = skipWS(b, skipValue(b, i))
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
+		empty = false
+		if unquoteKey(b[ks:ke]) == key {
+			return obj, false
 		}
 	}
 	k, _ := json.Marshal(key)
@@ -329,12 +219,6 @@ func addKey(obj []byte, key, val string) ([]byte, bool) {
 	out = append(out, ':')
 	out = append(out, v...)
 	return append(out, '}'), true
-}
-
-// trimWS trims JSON whitespace (bytes.TrimSpace trims more, such as \v,
-// which JSON does not allow).
-func trimWS(b []byte) []byte {
-	return bytes.TrimRight(b[skipWS(b, 0):], " \t\n\r")
 }
 
 // digits returns the length of n (≥ 0) in decimal.

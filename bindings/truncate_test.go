@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 func TestCutRows(t *testing.T) {
@@ -171,7 +173,7 @@ func FuzzTruncateRows(f *testing.F) {
 		if c.Kept < 1 || c.Omitted < 0 {
 			t.Fatalf("cut %+v", c)
 		}
-		switch trimWS(in)[0] {
+		switch jsonscan.Trim(in)[0] {
 		case '[':
 			var all, kept []json.RawMessage
 			_ = json.Unmarshal(in, &all)

@@ -51,6 +51,24 @@ func (p *argParser) space() {
 	}
 }
 
+// next passes over what follows a member or an item: a comma (more is
+// true) or the closer of its object or array (more is false); anything
+// else is errSyntax.
+func (p *argParser) next(closer byte) (more bool, err error) {
+	p.space()
+	switch {
+	case p.i >= len(p.b):
+		return false, errSyntax
+	case p.b[p.i] == ',':
+		p.i++
+		return true, nil
+	case p.b[p.i] == closer:
+		p.i++
+		return false, nil
+	}
+	return false, errSyntax
+}
+
 func (p *argParser) value(depth int) (any, error) {
 	if p.i >= len(p.b) {
 		return nil, errSyntax
@@ -105,19 +123,12 @@ func (p *argParser) value(depth int) (any, error) {
 				}
 				m[k] = v
 			}
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, errSyntax
-			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == '}' {
-				p.i++
+			if more, err := p.next('}'); !more {
+				if err != nil {
+					return nil, err
+				}
 				return m, nil
 			}
-			return nil, errSyntax
 		}
 	case c == '[':
 		if depth+1 > p.maxDepth {
@@ -137,19 +148,12 @@ func (p *argParser) value(depth int) (any, error) {
 				return nil, err
 			}
 			a = append(a, v)
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, errSyntax
-			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == ']' {
-				p.i++
+			if more, err := p.next(']'); !more {
+				if err != nil {
+					return nil, err
+				}
 				return a, nil
 			}
-			return nil, errSyntax
 		}
 	case c == '"':
 		return p.str()
@@ -301,19 +305,9 @@ func (p *argParser) skip(depth int) error {
 			if err := p.skip(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			if p.i >= len(p.b) {
-				return errSyntax
+			if more, err := p.next(end); !more {
+				return err
 			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == end {
-				p.i++
-				return nil
-			}
-			return errSyntax
 		}
 	case c == '"':
 		return p.skipStr()

@@ -20,6 +20,17 @@ import (
 // Load reads and compiles the policy file at path. Problems are reported as
 // an *Error whose positions name path.
 func Load(path string) (*Checker, error) {
+	src, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, src)
+}
+
+// readFile reads at most MaxFileBytes+1 bytes of the file at path (the
+// caller says what is over MaxFileBytes); an error is an *Error naming
+// path.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: path, Msg: errText(err)}}}
@@ -29,7 +40,7 @@ func Load(path string) (*Checker, error) {
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: path, Msg: errText(err)}}}
 	}
-	return Parse(path, src)
+	return src, nil
 }
 
 // errText is err's text without the path an *os.PathError repeats.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -155,14 +154,9 @@ var suiteEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // either file are an *Error with positions.
 func LoadSuite(path string) (*Suite, error) {
 	ps := &problems{file: path}
-	f, err := os.Open(path)
+	src, err := readFile(path)
 	if err != nil {
-		return nil, &Error{Problems: []Problem{{File: path, Msg: errText(err)}}}
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, &Error{Problems: []Problem{{File: path, Msg: errText(err)}}}
+		return nil, err
 	}
 	if len(src) > MaxFileBytes {
 		ps.add(0, 0, "the file is larger than %d bytes", MaxFileBytes)

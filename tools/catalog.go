@@ -66,14 +66,8 @@ func NewCatalog(ts ...*Tool) (*Catalog, error) {
 // are never silently replaced. Each of t.Aliases is checked like a name and
 // must not collide with any tool's name or alias.
 func (c *Catalog) Add(t *Tool) error {
-	if t == nil {
-		return fmt.Errorf("tools: nil tool")
-	}
-	if !nameRE.MatchString(t.Name) {
-		return fmt.Errorf("tools: invalid tool name %q: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters", t.Name)
-	}
-	if t.Handler == nil {
-		return fmt.Errorf("tools: tool %q has no handler", t.Name)
+	if err := checkTool(t); err != nil {
+		return err
 	}
 	if t.Source == "" {
 		t.Source = "builtin"
@@ -98,6 +92,21 @@ func (c *Catalog) Add(t *Tool) error {
 	return nil
 }
 
+// checkTool checks what Add and Replace require of every tool: a name
+// that is an identifier of at most 64 characters, and a handler.
+func checkTool(t *Tool) error {
+	if t == nil {
+		return fmt.Errorf("tools: nil tool")
+	}
+	if !nameRE.MatchString(t.Name) {
+		return fmt.Errorf("tools: invalid tool name %q: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters", t.Name)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("tools: tool %q has no handler", t.Name)
+	}
+	return nil
+}
+
 // Remove removes the named tool and its aliases, if present.
 func (c *Catalog) Remove(name string) {
 	c.mu.Lock()
@@ -119,14 +128,8 @@ func (c *Catalog) Remove(name string) {
 // changes. Names in remove that are absent are ignored.
 func (c *Catalog) Replace(remove []string, add []*Tool) error {
 	for _, t := range add {
-		if t == nil {
-			return fmt.Errorf("tools: nil tool")
-		}
-		if !nameRE.MatchString(t.Name) {
-			return fmt.Errorf("tools: invalid tool name %q: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters", t.Name)
-		}
-		if t.Handler == nil {
-			return fmt.Errorf("tools: tool %q has no handler", t.Name)
+		if err := checkTool(t); err != nil {
+			return err
 		}
 		if err := checkAliases(t); err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"unsafe"
+
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // A fast decoder for the common case of a tool's arguments: a flat struct of
@@ -99,30 +101,29 @@ func tagHas(tag, opt string) bool {
 // if it cannot decode data exactly as json.Unmarshal would; dst may then be
 // partly written, and the caller must start again from a zero value.
 func (p *flatPlan) decode(data []byte, dst unsafe.Pointer) bool {
-	sc := scanner{data: data}
-	i := skipWS(data, 0)
+	i := jsonscan.Space(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	i = skipWS(data, i+1)
+	i = jsonscan.Space(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return skipWS(data, i+1) == len(data)
+		return jsonscan.Space(data, i+1) == len(data)
 	}
 	for {
-		i = skipWS(data, i)
+		i = jsonscan.Space(data, i)
 		if i >= len(data) || data[i] != '"' {
 			return false
 		}
-		ke, esc := sc.scanString(i)
+		ke, esc, _, _ := jsonscan.String(data, i)
 		if ke < 0 || esc {
 			return false
 		}
 		key := data[i+1 : ke-1]
-		i = skipWS(data, ke)
+		i = jsonscan.Space(data, ke)
 		if i >= len(data) || data[i] != ':' {
 			return false
 		}
-		i = skipWS(data, i+1)
+		i = jsonscan.Space(data, i+1)
 		var f *flatField
 		for j := range p.fields {
 			if p.fields[j].name == string(key) {
@@ -133,35 +134,25 @@ func (p *flatPlan) decode(data []byte, dst unsafe.Pointer) bool {
 		if f == nil || i >= len(data) {
 			return false // unknown (or differently cased) key: let encoding/json decide
 		}
-		end := sc.field(f, i, unsafe.Add(dst, f.off))
+		end := decodeField(data, f, i, unsafe.Add(dst, f.off))
 		if end < 0 {
 			return false
 		}
-		i = skipWS(data, end)
+		i = jsonscan.Space(data, end)
 		if i < len(data) && data[i] == ',' {
 			i++
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
-			return skipWS(data, i+1) == len(data)
+			return jsonscan.Space(data, i+1) == len(data)
 		}
 		return false
 	}
 }
 
-// scanner reuses the validator's scanning functions without its path state.
-type scanner struct {
-	data []byte
-}
-
-func (sc *scanner) scanString(pos int) (int, bool) {
-	end, esc, _, _ := scanStringAt(sc.data, pos)
-	return end, esc
-}
-
-// field decodes the value at data[pos] into the field at ptr; -1 if it cannot.
-func (sc *scanner) field(f *flatField, pos int, ptr unsafe.Pointer) int {
-	data := sc.data
+// decodeField decodes the value at data[pos] into the field at ptr; -1 if
+// it cannot.
+func decodeField(data []byte, f *flatField, pos int, ptr unsafe.Pointer) int {
 	c := data[pos]
 	if c == 'n' {
 		if len(data)-pos >= 4 && string(data[pos:pos+4]) == "null" {
@@ -174,7 +165,7 @@ func (sc *scanner) field(f *flatField, pos int, ptr unsafe.Pointer) int {
 		if c != '"' {
 			return -1
 		}
-		end, esc := sc.scanString(pos)
+		end, esc, _, _ := jsonscan.String(data, pos)
 		if end < 0 {
 			return -1
 		}
@@ -202,7 +193,7 @@ func (sc *scanner) field(f *flatField, pos int, ptr unsafe.Pointer) int {
 	if c != '-' && (c < '0' || c > '9') {
 		return -1
 	}
-	end, frac, _, _ := scanNumberAt(data, pos)
+	end, frac, _, _ := jsonscan.Number(data, pos)
 	if end < 0 {
 		return -1
 	}

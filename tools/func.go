@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // Func makes a typed Go function into a Tool. t supplies the name,
@@ -157,7 +158,7 @@ func (e Encoded[T]) encodedBytes() json.RawMessage { return json.RawMessage(e) }
 // one), with the fast flat decoder when there is a plan.
 func decodeInto[In any](args json.RawMessage, in *In, plan *flatPlan, isPtr bool, base reflect.Type, strict bool) *sandbox.Error {
 	if plan != nil {
-		data := trimSpace(args)
+		data := jsonscan.Trim(args)
 		if len(data) == 0 || string(data) == "null" {
 			data = emptyObject
 		}
@@ -188,7 +189,7 @@ func decodeInto[In any](args json.RawMessage, in *In, plan *flatPlan, isPtr bool
 // the tool's author may be open, so strict uses a Decoder with
 // DisallowUnknownFields.
 func decodeArgs(args json.RawMessage, v any, strict bool) *sandbox.Error {
-	data := trimSpace(args)
+	data := jsonscan.Trim(args)
 	if len(data) == 0 || string(data) == "null" {
 		data = emptyObject
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // Argument validation, by stage: compile (validate_compile.go), scan
@@ -155,7 +156,7 @@ func (t *Tool) Validate(args json.RawMessage) error {
 
 // validate checks one set of arguments.
 func (v *validator) validate(args []byte) *sandbox.Error {
-	data := trimSpace(args)
+	data := jsonscan.Trim(args)
 	if len(data) == 0 || string(data) == "null" {
 		data = emptyObject
 	}
@@ -182,7 +183,7 @@ func (v *validator) validateValue(data []byte) *sandbox.Error {
 	if end < 0 {
 		return st.syntaxError()
 	}
-	if end = skipWS(data, end); end != len(data) {
+	if end = jsonscan.Space(data, end); end != len(data) {
 		st.synPos, st.synMsg = end, "unexpected data after the arguments object"
 		return st.syntaxError()
 	}
@@ -212,7 +213,7 @@ type vstate struct {
 // aborts the whole validation). A schema failure returns a valid end and the
 // error, so callers can go on to find an earlier error in schema order.
 func (st *vstate) value(n *node, pos int) (int, *sandbox.Error) {
-	pos = skipWS(st.data, pos)
+	pos = jsonscan.Space(st.data, pos)
 	if pos >= len(st.data) {
 		return st.syntax(pos, "unexpected end of input"), nil
 	}
@@ -633,13 +634,13 @@ func (st *vstate) object1(n *node, pos int) (int, *sandbox.Error) {
 	if propCount > 64 {
 		seenMore = make([]bool, propCount)
 	}
-	i := skipWS(data, pos+1)
+	i := jsonscan.Space(data, pos+1)
 	if i < len(data) && data[i] == '}' {
 		i++
 		goto done
 	}
 	for {
-		i = skipWS(data, i)
+		i = jsonscan.Space(data, i)
 		if i >= len(data) || data[i] != '"' {
 			return st.syntax(i, "expected a property name"), nil
 		}
@@ -648,7 +649,7 @@ func (st *vstate) object1(n *node, pos int) (int, *sandbox.Error) {
 		if ke < 0 {
 			return -1, nil
 		}
-		i = skipWS(data, ke)
+		i = jsonscan.Space(data, ke)
 		if i >= len(data) || data[i] != ':' {
 			return st.syntax(i, "expected ':' after a property name"), nil
 		}
@@ -743,7 +744,7 @@ func (st *vstate) object1(n *node, pos int) (int, *sandbox.Error) {
 		}
 		i = end
 		st.pop()
-		i = skipWS(data, i)
+		i = jsonscan.Space(data, i)
 		if i < len(data) && data[i] == ',' {
 			i++
 			continue
@@ -798,7 +799,7 @@ func (st *vstate) array1(n *node, pos int) (int, *sandbox.Error) {
 	data := st.data
 	var first *sandbox.Error
 	count := 0
-	i := skipWS(data, pos+1)
+	i := jsonscan.Space(data, pos+1)
 	if i < len(data) && data[i] == ']' {
 		i++
 	} else {
@@ -812,7 +813,7 @@ func (st *vstate) array1(n *node, pos int) (int, *sandbox.Error) {
 				e   *sandbox.Error
 			)
 			if first != nil {
-				end = st.skip(skipWS(data, i))
+				end = st.skip(jsonscan.Space(data, i))
 			} else {
 				st.pushIndex(count)
 				end, e = st.value(item, i)
@@ -825,7 +826,7 @@ func (st *vstate) array1(n *node, pos int) (int, *sandbox.Error) {
 				first = e
 			}
 			count++
-			i = skipWS(data, end)
+			i = jsonscan.Space(data, end)
 			if i < len(data) && data[i] == ',' {
 				i++
 				continue

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 func mustSchema(t testing.TB, js string) *jsonschema.Schema {
@@ -478,7 +479,7 @@ func FuzzValidate(f *testing.F) {
 				}
 				continue
 			}
-			if d := trimSpace(data); len(d) > 0 && string(d) != "null" && !json.Valid(d) {
+			if d := jsonscan.Trim(data); len(d) > 0 && string(d) != "null" && !json.Valid(d) {
 				t.Fatalf("%s: Validate accepted invalid JSON %q", tool.Name, data)
 			}
 			// Validated arguments decode, or fail as E_TOOL_ARGS; never a panic.

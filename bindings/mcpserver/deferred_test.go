@@ -11,7 +11,6 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
-	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -27,25 +26,7 @@ func TestDeferredListing(t *testing.T) {
 			tl.Effects = tools.Effects{Destructive: true}
 		}
 	}
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bindings.AddDiscovery(b); err != nil {
-		t.Fatal(err)
-	}
-	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(mcpserver.Config{Runner: r})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, srv := discoveryServer(t, ts, "")
 	changed := make(chan struct{}, 16)
 	h := connect(t, srv, cat, nil, options{client: mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

@@ -64,7 +64,16 @@ func catalogOf(t *testing.T, n int) []*tools.Tool {
 // the policy src if not empty.
 func discoveryHarness(t *testing.T, n int, policySrc string) (*harness, *mcpserver.Server) {
 	t.Helper()
-	cat, err := tools.NewCatalog(catalogOf(t, n)...)
+	cat, srv := discoveryServer(t, catalogOf(t, n), policySrc)
+	return connect(t, srv, cat, nil, options{}), srv
+}
+
+// discoveryServer serves ts plus the discovery tools (search_tools,
+// describe_tools) with a JavaScript runner, under the policy src if not
+// empty.
+func discoveryServer(t *testing.T, ts []*tools.Tool, policySrc string) (*tools.Catalog, *mcpserver.Server) {
+	t.Helper()
+	cat, err := tools.NewCatalog(ts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +99,7 @@ func discoveryHarness(t *testing.T, n int, policySrc string) (*harness, *mcpserv
 	if err != nil {
 		t.Fatal(err)
 	}
-	return connect(t, srv, cat, nil, options{}), srv
+	return cat, srv
 }
 
 // listSizes returns the bytes of the tools/list result and of run_code's
@@ -237,25 +246,7 @@ func TestFamiliesNameEveryFamily(t *testing.T) {
 	handler := ts[0].Handler
 	ts = append(ts, &tools.Tool{Name: "ping", Description: "Answers pong.", Handler: handler},
 		&tools.Tool{Name: "weather_now", Description: "Current weather in a city.", Handler: handler})
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bindings.AddDiscovery(b); err != nil {
-		t.Fatal(err)
-	}
-	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(mcpserver.Config{Runner: r})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, srv := discoveryServer(t, ts, "")
 	h := connect(t, srv, cat, nil, options{})
 	_, desc, _ := listSizes(t, h)
 	for _, want := range []string{"ping (1)", "weather (1)"} {

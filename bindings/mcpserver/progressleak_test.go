@@ -36,7 +36,7 @@ func TestProgressStopsWhenRunPanics(t *testing.T) {
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		buf := make([]byte, 1<<20)
 		stacks = string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(stacks, "progressReporter).loop") {
+		if !strings.Contains(stacks, "ProgressThrottle).loop") {
 			return
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -148,15 +147,15 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 			return s.runFailure(e), nil
 		}
 	}
-	var pr *progressReporter
+	var pr *bindings.ProgressThrottle
 	if tok := req.Params.GetProgressToken(); tok != nil && s.progress > 0 && req.Session != nil {
 		pr = newProgressReporter(ctx, req.Session, tok, s.progress)
-		rr.Progress = pr.update
-		defer pr.stop() // also when Run panics (s.safe answers E_INTERNAL)
+		rr.Progress = pr.Update
+		defer pr.Stop() // also when Run panics (s.safe answers E_INTERNAL)
 	}
 	res, susp := s.runner.RunResumable(ctx, rr)
 	if pr != nil {
-		pr.stop() // no progress after the response
+		pr.Stop() // no progress after the response
 	}
 	if susp != nil {
 		return s.inputRequired(ctx, &rr, susp), nil
@@ -282,107 +281,6 @@ func (s *Server) decodeRunCode(raw json.RawMessage) (p sandbox.Program, sha stri
 		lim.Timeout = time.Duration(v) * time.Millisecond
 	}
 	return p, sha, lim, nil
-}
-
-// progressReporter sends rate-limited progress notifications for one run:
-// one soon after each change (a call started or finished, a value stored
-// with progress(value)), never two within interval of each other, and a
-// heartbeat every heartbeat (at least 1 s) while nothing changes, so a
-// client that resets its request timeout on progress keeps waiting for a
-// long run. update is called from the engine's goroutines and never
-// blocks; a single goroutine does the sending.
-//
-// Progress is the run's elapsed time in milliseconds (strictly increasing,
-// with no total); the message says what happened: "12 calls done (11 ok, 1
-// failed), 3 in flight, 2.5s elapsed".
-type progressReporter struct {
-	ctx       context.Context
-	session   *mcp.ServerSession
-	token     any
-	interval  time.Duration
-	heartbeat time.Duration
-	start     time.Time
-
-	wake chan struct{}
-	done chan struct{}
-	once sync.Once // closes done
-	wg   sync.WaitGroup
-
-	mu     sync.Mutex // guards latest
-	latest bindings.RunProgress
-}
-
-func newProgressReporter(ctx context.Context, ss *mcp.ServerSession, token any, interval time.Duration) *progressReporter {
-	p := &progressReporter{ctx: ctx, session: ss, token: token, interval: interval,
-		heartbeat: max(interval, time.Second), start: time.Now(),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	p.wg.Add(1)
-	go p.loop()
-	return p
-}
-
-func (p *progressReporter) update(st bindings.RunProgress) {
-	p.mu.Lock()
-	if st.Seq > p.latest.Seq {
-		p.latest = st
-	}
-	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-// stop ends the reporter and waits for its goroutine: no notification is
-// sent after it returns. Calling it again does nothing.
-func (p *progressReporter) stop() {
-	p.once.Do(func() { close(p.done) })
-	p.wg.Wait()
-}
-
-func (p *progressReporter) loop() {
-	defer p.wg.Done()
-	beat := time.NewTicker(p.heartbeat)
-	defer beat.Stop()
-	var (
-		sent     uint64 // Seq of the last snapshot sent
-		last     time.Time
-		progress float64
-	)
-	for {
-		heartbeat := false
-		select {
-		case <-p.wake:
-		case <-beat.C:
-			heartbeat = true
-		case <-p.done:
-			return
-		}
-		if wait := p.interval - time.Since(last); !last.IsZero() && wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-p.done:
-				t.Stop()
-				return
-			}
-		}
-		p.mu.Lock()
-		st := p.latest
-		p.mu.Unlock()
-		if st.Seq <= sent && !(heartbeat && time.Since(last) >= p.heartbeat/2) {
-			continue
-		}
-		elapsed := time.Since(p.start)
-		// MCP requires progress to increase with every notification.
-		progress = max(progress+1, float64(elapsed.Milliseconds()))
-		sent, last = st.Seq, time.Now()
-		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: p.token,
-			Progress:      progress,
-			Message:       st.Text(elapsed),
-		})
-	}
 }
 
 func isSHA256Hex(s string) bool {

@@ -310,19 +310,7 @@ func RawInput() ([]byte, error) {
 // Return replaces the result; without one the result is null. The host
 // checks the result when the run ends: over the run's result budget (256
 // KiB by default) the run fails with E_OUTPUT_LIMIT.
-func Return(v any) error {
-	b, err := marshal(v)
-	if err != nil {
-		return fmt.Errorf("wasmguest: encoding the result: %w", err)
-	}
-	if err := ready(); err != nil {
-		return err
-	}
-	if st := abi.setResult(b); st != 0 {
-		return &ABIError{Op: "set_result", Code: st}
-	}
-	return nil
-}
+func Return(v any) error { return store(v, "the result", "set_result", host.setResult) }
 
 // Progress saves v, encoded as JSON like Return's value, as the run's
 // partial result: if the run then fails (a timeout, a cancellation), its
@@ -331,15 +319,21 @@ func Return(v any) error {
 // code -6) and nothing is stored. Call it now and then in long runs, with a
 // small summary rather than raw data.
 func Progress(v any) error {
+	return store(v, "the progress value", "progress", host.progress)
+}
+
+// store encodes v (what it is, for the error) and hands it to the host's
+// import op through call (abi is nil outside wasip1: ready checks first).
+func store(v any, what, op string, call func(host, []byte) int32) error {
 	b, err := marshal(v)
 	if err != nil {
-		return fmt.Errorf("wasmguest: encoding the progress value: %w", err)
+		return fmt.Errorf("wasmguest: encoding %s: %w", what, err)
 	}
 	if err := ready(); err != nil {
 		return err
 	}
-	if st := abi.progress(b); st != 0 {
-		return &ABIError{Op: "progress", Code: st}
+	if st := call(abi, b); st != 0 {
+		return &ABIError{Op: op, Code: st}
 	}
 	return nil
 }

@@ -137,13 +137,7 @@ func demoExpense(ctx context.Context, e *env, c *common) int {
 	fmt.Fprintln(w)
 
 	prog, result := int64(len(expense.Program)), int64(len(res.Result))
-	sent := prog + result
-	fmt.Fprintln(w, "Context the model reads (measured during this run):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  one tool call per turn:\t%d raw tool results\t%s bytes of compact JSON (%s pretty-printed)\n",
-		m.calls.Load(), comma(m.compact.Load()), comma(m.pretty.Load()))
-	fmt.Fprintf(tw, "  sandcall run_code:\tprogram + result\t%s bytes (%s + %s)\n", comma(sent), comma(prog), comma(result))
-	tw.Flush()
+	sent := printContext(w, m, prog, result)
 	if sent > 0 && result > 0 {
 		fmt.Fprintf(w, "  → %.0f× less context (%.0f× counting the result alone)\n",
 			float64(m.compact.Load())/float64(sent), float64(m.compact.Load())/float64(result))
@@ -180,18 +174,26 @@ func demoMarket(ctx context.Context, e *env, c *common) int {
 	fmt.Fprintln(w)
 
 	prog, result := int64(len(market.Program)), int64(len(res.Result))
-	sent := prog + result
+	sent := printContext(w, m, prog, result)
+	if result > 0 {
+		fmt.Fprintf(w, "  → a one-call-per-turn agent would have read %s bytes of raw results; this program returned %s bytes (%.0f× less; %.0f× counting the program too)\n",
+			comma(m.compact.Load()), comma(result), float64(m.compact.Load())/float64(result), float64(m.compact.Load())/float64(sent))
+	}
+	return exitOK
+}
+
+// printContext prints the context a model reads, one tool call per turn
+// (the meter's figures) against a program of prog bytes that returned
+// result bytes, and returns what the program costs (prog + result).
+func printContext(w io.Writer, m *meter, prog, result int64) (sent int64) {
+	sent = prog + result
 	fmt.Fprintln(w, "Context the model reads (measured during this run):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  one tool call per turn:\t%d raw tool results\t%s bytes of compact JSON (%s pretty-printed)\n",
 		m.calls.Load(), comma(m.compact.Load()), comma(m.pretty.Load()))
 	fmt.Fprintf(tw, "  sandcall run_code:\tprogram + result\t%s bytes (%s + %s)\n", comma(sent), comma(prog), comma(result))
 	tw.Flush()
-	if result > 0 {
-		fmt.Fprintf(w, "  → a one-call-per-turn agent would have read %s bytes of raw results; this program returned %s bytes (%.0f× less; %.0f× counting the program too)\n",
-			comma(m.compact.Load()), comma(result), float64(m.compact.Load())/float64(result), float64(m.compact.Load())/float64(sent))
-	}
-	return exitOK
+	return sent
 }
 
 func printMarketReport(w io.Writer, rep market.Report) {

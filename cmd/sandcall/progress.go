@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
@@ -24,61 +23,33 @@ func isTerminal(w io.Writer) bool {
 // progressLine shows a run's progress on one terminal line, redrawn in
 // place with "\r" every tick (the elapsed time moves even when nothing
 // else does) and erased when the run ends. Runs shorter than a tick never
-// draw. update is called from the runner's goroutines and never blocks.
+// draw. update is called from the runner's goroutines and never blocks: a
+// terminal that does not take the line (stopped with ^S) holds up only
+// the throttle's goroutine (bindings.ProgressThrottle).
 type progressLine struct {
 	w     io.Writer
-	tick  time.Duration
-	start time.Time
-	done  chan struct{}
-	wg    sync.WaitGroup
-
-	mu     sync.Mutex // guards latest and drawn
-	latest bindings.RunProgress
-	drawn  bool
+	t     *bindings.ProgressThrottle
+	drawn bool // written by the throttle's goroutine only; read after stop
 }
 
 func newProgressLine(w io.Writer, tick time.Duration) *progressLine {
-	p := &progressLine{w: w, tick: tick, start: time.Now(), done: make(chan struct{})}
-	p.wg.Add(1)
-	go p.loop()
+	p := &progressLine{w: w}
+	p.t = &bindings.ProgressThrottle{Heartbeat: tick, Send: p.draw}
+	p.t.Start()
 	return p
 }
 
-func (p *progressLine) update(st bindings.RunProgress) {
-	p.mu.Lock()
-	if st.Seq > p.latest.Seq {
-		p.latest = st
-	}
-	p.mu.Unlock()
-}
+func (p *progressLine) update(st bindings.RunProgress) { p.t.Update(st) }
 
-func (p *progressLine) loop() {
-	defer p.wg.Done()
-	t := time.NewTicker(p.tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-t.C:
-		}
-		// Written outside the lock: a terminal that does not take the
-		// line (stopped with ^S) must not block update.
-		p.mu.Lock()
-		line := "\r\x1b[K" + "running… " + p.latest.Text(time.Since(p.start))
-		p.drawn = true
-		p.mu.Unlock()
-		_, _ = io.WriteString(p.w, line)
-	}
+func (p *progressLine) draw(st bindings.RunProgress, elapsed time.Duration) {
+	p.drawn = true
+	_, _ = io.WriteString(p.w, "\r\x1b[K"+"running… "+st.Text(elapsed))
 }
 
 // stop ends the drawing and erases the line, so that what follows (logs,
 // the result) starts on a clean line.
 func (p *progressLine) stop() {
-	close(p.done)
-	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.t.Stop()
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}

@@ -1,21 +1,6 @@
 package main
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// takeStdout returns a private duplicate of stdout for the protocol and
-// points file descriptor 1 at stderr.
-func takeStdout() (*os.File, error) {
-	fd, err := syscall.Dup(1)
-	if err != nil {
-		return nil, err
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.Dup3(2, 1, 0); err != nil {
-		syscall.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), "mcp-stdout"), nil
-}
+// dupOnto makes newfd a copy of oldfd (Dup3: linux/arm64 has no Dup2).
+func dupOnto(oldfd, newfd int) error { return syscall.Dup3(oldfd, newfd, 0) }

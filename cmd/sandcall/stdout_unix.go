@@ -1,4 +1,4 @@
-//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
 package main
 
@@ -15,7 +15,7 @@ func takeStdout() (*os.File, error) {
 		return nil, err
 	}
 	syscall.CloseOnExec(fd)
-	if err := syscall.Dup2(2, 1); err != nil {
+	if err := dupOnto(2, 1); err != nil {
 		syscall.Close(fd)
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // wrapMethod replaces o[name] (a built-in method) by a native wrapper that
@@ -119,7 +120,7 @@ func (r *run) guardJSON() {
 		if !ok {
 			s, _ = text.ToString().(goja.String)
 		}
-		if s != nil && jsonDepth(s.String()) > maxStringifyDepth {
+		if s != nil && jsonscan.Depth(s.String()) > maxStringifyDepth {
 			ctor, _ := goja.AssertConstructor(r.g.syntaxError)
 			o, err := ctor(nil, r.rt.ToValue(fmt.Sprintf("JSON.parse: the text nests deeper than %d levels", maxStringifyDepth)))
 			if err != nil {
@@ -159,29 +160,6 @@ func gapOf(space goja.Value) (string, bool) {
 		return x.String(), true
 	}
 	return "", true
-}
-
-// jsonDepth returns the bracket depth of JSON text (strings skipped).
-func jsonDepth(s string) int {
-	depth, max := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[', '{':
-			depth++
-			if depth > max {
-				max = depth
-			}
-		case ']', '}':
-			depth--
-		case '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-	return max
 }
 
 // tooDeep reports whether the statically reachable part of v (own

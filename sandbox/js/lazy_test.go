@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // runLazy runs src with input and the test tools and returns the outcome.
@@ -220,7 +221,7 @@ func FuzzLazyParse(f *testing.F) {
 		d, err := (*run)(nil).parseDoc([]byte(s))
 		valid := json.Valid([]byte(s))
 		if err != nil {
-			if valid && jsonDepth(s) < maxBuildDepth {
+			if valid && jsonscan.Depth(s) < maxBuildDepth {
 				t.Fatalf("valid JSON refused: %q: %v", s, err)
 			}
 			return

@@ -8,6 +8,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // newTestRun returns a run with a set-up runtime, for converter tests.
@@ -155,7 +156,7 @@ func FuzzToJSON(f *testing.F) {
 		r := newTestRun(t)
 		v, err := r.buildValue([]byte(s))
 		if err != nil {
-			if json.Valid([]byte(s)) && len(s) < 1<<16 && jsonDepth(s) < maxBuildDepth {
+			if json.Valid([]byte(s)) && len(s) < 1<<16 && jsonscan.Depth(s) < maxBuildDepth {
 				t.Fatalf("valid JSON refused: %q: %v", s, err)
 			}
 			return

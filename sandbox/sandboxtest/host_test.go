@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/sandcall/sandcall/sandbox"
@@ -36,5 +37,25 @@ func TestHost(t *testing.T) {
 	h.Log("a")
 	if h.Calls() != 5 || h.MaxInFlight() != 1 || len(h.Logs()) != 1 {
 		t.Errorf("calls %d, max in flight %d, logs %q", h.Calls(), h.MaxInFlight(), h.Logs())
+	}
+}
+
+// TestBuffer: writers and a reader at once (run with -race).
+func TestBuffer(t *testing.T) {
+	var b sandboxtest.Buffer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_, _ = b.Write([]byte("x"))
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(b.String()); n != 400 {
+		t.Errorf("%d bytes, want 400", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // hostModule is the import module name of the ABI (bindings/abi.md).
@@ -257,7 +258,7 @@ func (r *run) startCall(m api.Module, s []uint64) int32 {
 			return id
 		}
 		args = b.Bytes()
-		if jsonDepth(args) > maxArgsDepth {
+		if jsonscan.Depth(args) > maxArgsDepth {
 			r.fail(h, &sandbox.Error{Code: sandbox.EToolArgs, Tool: name,
 				Message: fmt.Sprintf("the arguments nest more than %d levels deep", maxArgsDepth), Hint: "Pass flatter arguments."})
 			return id
@@ -322,31 +323,4 @@ func (r *run) completed(id int32) (*handle, int32) {
 		return nil, errRunEnded
 	}
 	return h, 0
-}
-
-// jsonDepth returns the nesting depth of valid compact JSON.
-func jsonDepth(b []byte) int {
-	depth, maxDepth, inStr := 0, 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-			maxDepth = max(maxDepth, depth)
-		case ']', '}':
-			depth--
-		}
-	}
-	return maxDepth
 }

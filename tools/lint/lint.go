@@ -32,6 +32,7 @@ package lint
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -289,12 +290,7 @@ func walkProps(s *jsonschema.Schema, path string, f func(string, *jsonschema.Sch
 	if s == nil || len(path) > 512 {
 		return
 	}
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 		p := s.Properties[k]
 		if p == nil {
 			continue

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
@@ -278,19 +277,11 @@ func TestWrappedOutputSchema(t *testing.T) {
 			upstreamSchema = tl.OutputSchema
 		}
 	}
-	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	runner, _ := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
+	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := serveBroker(ctx, t, broker)
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // SetEnabled turns the server of e on or off in the config file that
@@ -44,7 +46,7 @@ func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
 // order and number spellings stay as they were.
 func setEnabled(data []byte, key, name string, enabled bool) ([]byte, bool, error) {
 	s := stripJSONC(data)
-	at := skipSpace(s, 0)
+	at := jsonscan.Space(s, 0)
 	top, _, err := objectMembers(s, at)
 	if err != nil {
 		return nil, false, err
@@ -86,9 +88,9 @@ func setEnabled(data []byte, key, name string, enabled bool) ([]byte, bool, erro
 	case enabled && en == nil:
 		return data, false, nil
 	case enabled: // remove the member and one comma next to it
-		next := skipSpace(s, en.valEnd)
+		next := jsonscan.Space(s, en.valEnd)
 		if next < len(s) && s[next] == ',' {
-			return edit(en.keyAt, skipSpace(s, next+1), ""), true, nil
+			return edit(en.keyAt, jsonscan.Space(s, next+1), ""), true, nil
 		}
 		prev := en.keyAt - 1
 		for prev > def.valAt && (s[prev] == ' ' || s[prev] == '\t' || s[prev] == '\n' || s[prev] == '\r') {

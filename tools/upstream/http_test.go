@@ -184,6 +184,29 @@ func TestHTTPUpstreamTimeout(t *testing.T) {
 	}
 }
 
+// serveBroker serves broker's catalog as an MCP server (run_code with a
+// JavaScript runner, and the direct tools) over an in-memory connection,
+// and returns the client's side, closed when the test ends.
+func serveBroker(ctx context.Context, t *testing.T, broker *bindings.Broker) *mcp.ClientSession {
+	t.Helper()
+	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 // TestDirectCallerGetsUpstreamResult serves an upstream tool through
 // sandcall's MCP server to a real go-sdk client: the direct caller gets the
 // upstream's content blocks, structured content and isError unchanged, and
@@ -202,21 +225,7 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := mcp.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := serveBroker(ctx, t, broker)
 
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/sandcall/sandcall/sandbox/jsonscan"
 )
 
 // stripJSONC turns JSON with comments (// and /* */) and trailing commas,
@@ -30,11 +32,7 @@ func stripJSONC(data []byte) []byte {
 		switch c := out[i]; {
 		case c == '"':
 			lastComma = -1
-			for i++; i < len(out) && out[i] != '"'; i++ {
-				if out[i] == '\\' {
-					i++
-				}
-			}
+			i = jsonscan.Skip(out, i) - 1 // at the closing quote
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			j := i
 			for j < len(out) && out[j] != '\n' {
@@ -79,7 +77,7 @@ func objectMembers(s []byte, at int) ([]span, int, error) {
 	if at >= len(s) || s[at] != '{' {
 		return nil, 0, errors.New("not a JSON object")
 	}
-	i := skipSpace(s, at+1)
+	i := jsonscan.Space(s, at+1)
 	var out []span
 	for {
 		if i >= len(s) {
@@ -91,70 +89,25 @@ func objectMembers(s []byte, at int) ([]span, int, error) {
 		if s[i] != '"' {
 			return nil, 0, fmt.Errorf("offset %d: want a key", i)
 		}
-		kEnd := skipValue(s, i)
+		kEnd := jsonscan.Skip(s, i)
 		var key string
 		if err := json.Unmarshal(s[i:kEnd], &key); err != nil {
 			return nil, 0, err
 		}
-		j := skipSpace(s, kEnd)
+		j := jsonscan.Space(s, kEnd)
 		if j >= len(s) || s[j] != ':' {
 			return nil, 0, fmt.Errorf("offset %d: want ':'", j)
 		}
-		v := skipSpace(s, j+1)
-		vEnd := skipValue(s, v)
+		v := jsonscan.Space(s, j+1)
+		vEnd := jsonscan.Skip(s, v)
 		if vEnd <= v {
 			return nil, 0, fmt.Errorf("offset %d: want a value", v)
 		}
 		out = append(out, span{key, i, v, vEnd})
-		i = skipSpace(s, vEnd)
+		i = jsonscan.Space(s, vEnd)
 		if i < len(s) && s[i] == ',' {
-			i = skipSpace(s, i+1)
+			i = jsonscan.Space(s, i+1)
 		}
-	}
-}
-
-func skipSpace(s []byte, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value that starts at s[i].
-func skipValue(s []byte, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '"':
-		for i++; i < len(s) && s[i] != '"'; i++ {
-			if s[i] == '\\' {
-				i++
-			}
-		}
-		return min(i+1, len(s))
-	case '{', '[':
-		depth := 0
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '"':
-				i = skipValue(s, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	default:
-		j := i
-		for j < len(s) && !(s[j] == ',' || s[j] == '}' || s[j] == ']' || s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-			j++
-		}
-		return j
 	}
 }
 
