@@ -51,6 +51,7 @@ func TestMeasureRealFanout(t *testing.T) {
 		name string
 		call func() error
 		ds   []time.Duration
+		pid  int // the serve process, if any
 	}
 	var subjects []*subject
 
@@ -102,7 +103,7 @@ func TestMeasureRealFanout(t *testing.T) {
 			if bi > 0 {
 				name += "/" + filepath.Base(b)
 			}
-			subjects = append(subjects, &subject{name: name, call: func() error {
+			subjects = append(subjects, &subject{name: name, pid: cmd.Process.Pid, call: func() error {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": fanoutProgram}})
 				if err != nil {
 					return err
@@ -140,8 +141,12 @@ func TestMeasureRealFanout(t *testing.T) {
 	base := median(subjects[0].ds)
 	for _, s := range subjects {
 		m := median(s.ds)
-		t.Logf("%-32s median %7.2f ms  min %7.2f ms  %.2fx direct (%d rounds of %d parallel get-sum)",
-			s.name, ms(m), ms(minDuration(s.ds)), float64(m)/float64(base), len(s.ds), fanoutCalls)
+		rss := ""
+		if s.pid > 0 {
+			rss = fmt.Sprintf("  serve peak RSS %.1f MB", float64(procStatusKB(s.pid, "VmHWM:"))/1024)
+		}
+		t.Logf("%-32s median %7.2f ms  min %7.2f ms  %.2fx direct (%d rounds of %d parallel get-sum)%s",
+			s.name, ms(m), ms(minDuration(s.ds)), float64(m)/float64(base), len(s.ds), fanoutCalls, rss)
 	}
 }
 
@@ -153,4 +158,19 @@ func minDuration(ds []time.Duration) time.Duration {
 		m = min(m, d)
 	}
 	return m
+}
+
+// procStatusKB reads a "kB" field of /proc/PID/status (0 if unknown).
+func procStatusKB(pid int, field string) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
 }
