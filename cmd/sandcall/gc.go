@@ -10,8 +10,9 @@ import (
 // call allocates several 32 KiB decode buffers in the MCP SDK's JSON reader,
 // so at Go's default of 100 the server collects several times per 100-call
 // fan-out: a quarter of its CPU was the collector's mark phase (perf). At
-// 400 the fan-out takes 30-48% less time for ~14 MB more peak RSS (RATIONALE.md,
-// "the default tier at in-process speed"). Workers set GOGC=off themselves.
+// 400 the fan-out took 20-48% less time for 14-30 MB more peak RSS (RATIONALE.md,
+// "Why does sandcall run its own process at GOGC=400?"). Workers set GOGC=off
+// themselves.
 const defaultGCPercent = 400
 
 // setGCPercent applies defaultGCPercent unless GOGC is in the environment.
