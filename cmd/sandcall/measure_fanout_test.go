@@ -174,3 +174,59 @@ func procStatusKB(pid int, field string) int {
 	}
 	return 0
 }
+
+// TestMeasureRealFanoutTS is TestMeasureRealFanout with the official
+// TypeScript SDK as the client of both subjects (testdata/measure_fanout.mjs):
+// the previous rounds' harness, whose client is faster than go-sdk's at the
+// direct calls. It runs only with SANDCALL_MEASURE=1 and asserts only the
+// results.
+func TestMeasureRealFanoutTS(t *testing.T) {
+	if os.Getenv("SANDCALL_MEASURE") == "" {
+		t.Skip("set SANDCALL_MEASURE=1 to measure")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("skipped: npm is not installed")
+	}
+	rounds := 30
+	if n, err := strconv.Atoi(os.Getenv("SANDCALL_MEASURE_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	dir := everythingProject(t)
+	bins := installNPMServers(t)
+	sdk := installTSSDK(t, npm)
+	script, err := os.ReadFile(filepath.Join("testdata", "measure_fanout.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script runs from the SDK's install dir so that node resolves it.
+	path := filepath.Join(sdk, "measure_fanout.mjs")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, path, filepath.Join(bins, "mcp-server-everything"), bin, dir,
+		strconv.Itoa(rounds), strconv.Itoa(fanoutCalls))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var rows []struct {
+		Name     string  `json:"name"`
+		MedianMS float64 `json:"median_ms"`
+		MinMS    float64 `json:"min_ms"`
+		Rounds   int     `json:"rounds"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) == 0 {
+		t.Fatalf("script output %q: %v", out, err)
+	}
+	for _, r := range rows {
+		t.Logf("%-36s median %7.2f ms  min %7.2f ms  %.2fx direct (%d rounds of %d parallel get-sum)",
+			r.Name, r.MedianMS, r.MinMS, r.MedianMS/rows[0].MedianMS, r.Rounds, fanoutCalls)
+	}
+}
