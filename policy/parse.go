@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	exprfile "github.com/expr-lang/expr/file"
@@ -236,7 +237,9 @@ func yamlProblem(ps *problems, err error) {
 	ps.add(0, 0, "%s", oneLine(err.Error()))
 }
 
-var typeMessage = regexp.MustCompile(`^cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+var typeMessage = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+})
 
 // tidyYAMLMessage rewrites the library's messages in the policy's terms:
 // no Go type or field names.
@@ -245,7 +248,7 @@ func tidyYAMLMessage(s string) string {
 	if strings.HasPrefix(s, "unknown field ") {
 		return "unknown key " + strings.TrimPrefix(s, "unknown field ")
 	}
-	if m := typeMessage.FindStringSubmatch(s); m != nil {
+	if m := typeMessage().FindStringSubmatch(s); m != nil {
 		return "want " + yamlKind(m[2]) + ", got " + yamlKind(m[1])
 	}
 	return s
@@ -270,7 +273,7 @@ func yamlKind(goType string) string {
 }
 
 var (
-	namePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]{0,63}$`)
+	namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]{0,63}$`) })
 	reserved    = map[string]bool{"default": true, "defaults": true, "default.destructive_direct_only": true,
 		"tool.allowed_callers": true, "policy.error": true, "authorizer.panic": true}
 )
@@ -307,7 +310,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		r := &rule{index: i, id: fmt.Sprintf("rules[%d]", i), pos: lr.p}
 		if rr.Name != "" {
 			switch {
-			case !namePattern.MatchString(rr.Name):
+			case !namePattern().MatchString(rr.Name):
 				ps.at(lr.p, "%s: name %q: want a letter then letters, digits, _ . : or -, at most 64", r.id, capString(rr.Name, 80))
 			case reserved[rr.Name]:
 				ps.at(lr.p, "%s: name %q is reserved", r.id, rr.Name)

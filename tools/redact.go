@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces a secret in audit records, logs and approval prompts.
@@ -16,20 +17,24 @@ const Redacted = "[REDACTED]"
 // credentials, OpenAI/Anthropic-style keys (sk-...), GitHub tokens
 // (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), AWS access key IDs (AKIA/ASIA),
 // JWTs, and key=value or "key": "value" pairs whose key names a secret.
-var secretShapes = regexp.MustCompile(strings.Join([]string{
-	`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*`,
-	`\bsk-[A-Za-z0-9_\-]{16,}`,
-	`\bgh[pousr]_[A-Za-z0-9]{20,}`,
-	`\bgithub_pat_[A-Za-z0-9_]{20,}`,
-	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
-	`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`,
-	`(?i)"[a-z0-9_\-]*(?:password|passwd|secret|token|api_?key|authorization|private_?key)"\s*:\s*"(?:[^"\\]|\\.)*"`,
-	`(?i)\b[a-z0-9_\-]*(?:password|passwd|secret|token|api_?key|private_?key)=[^\s&"',;]+`,
-}, "|"))
+var secretShapes = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(strings.Join([]string{
+		`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*`,
+		`\bsk-[A-Za-z0-9_\-]{16,}`,
+		`\bgh[pousr]_[A-Za-z0-9]{20,}`,
+		`\bgithub_pat_[A-Za-z0-9_]{20,}`,
+		`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
+		`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`,
+		`(?i)"[a-z0-9_\-]*(?:password|passwd|secret|token|api_?key|authorization|private_?key)"\s*:\s*"(?:[^"\\]|\\.)*"`,
+		`(?i)\b[a-z0-9_\-]*(?:password|passwd|secret|token|api_?key|private_?key)=[^\s&"',;]+`,
+	}, "|"))
+})
 
+// The regular expressions of this file are compiled on first use: every
+// start of the binary (each worker's too) would otherwise pay for them.
 var (
-	authScheme = regexp.MustCompile(`(?i)^(bearer|basic)\s`)
-	jsonPair   = regexp.MustCompile(`^("[^"]*"\s*:\s*)"`)
+	authScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(bearer|basic)\s`) })
+	jsonPair   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^("[^"]*"\s*:\s*)"`) })
 )
 
 // Redact replaces every well-known secret shape in s (secretShapes, and AWS
@@ -39,7 +44,7 @@ var (
 // "password=[REDACTED]", "\"token\": \"[REDACTED]\"".
 func Redact(s string) string {
 	if len(s) >= 40 {
-		s = awsSecretShape.ReplaceAllStringFunc(s, func(m string) string {
+		s = awsSecretShape().ReplaceAllStringFunc(s, func(m string) string {
 			if awsSecret(m) {
 				return Redacted
 			}
@@ -49,11 +54,11 @@ func Redact(s string) string {
 	if !maybeSecret(s) {
 		return s
 	}
-	return secretShapes.ReplaceAllStringFunc(s, func(m string) string {
-		if loc := authScheme.FindStringSubmatch(m); loc != nil {
+	return secretShapes().ReplaceAllStringFunc(s, func(m string) string {
+		if loc := authScheme().FindStringSubmatch(m); loc != nil {
 			return loc[1] + " " + Redacted
 		}
-		if loc := jsonPair.FindStringSubmatch(m); loc != nil {
+		if loc := jsonPair().FindStringSubmatch(m); loc != nil {
 			return loc[1] + `"` + Redacted + `"`
 		}
 		if i := strings.IndexByte(m, '='); i > 0 && !strings.HasPrefix(m, "eyJ") {
@@ -66,7 +71,7 @@ func Redact(s string) string {
 // awsSecretShape finds runs of the alphabet of an AWS secret access key;
 // awsSecret keeps those that are one: exactly 40 characters with upper- and
 // lower-case letters and digits (a hex digest, all lower case, is not).
-var awsSecretShape = regexp.MustCompile(`[A-Za-z0-9/+]{40,}`)
+var awsSecretShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9/+]{40,}`) })
 
 func awsSecret(m string) bool {
 	if len(m) != 40 {
@@ -102,7 +107,9 @@ func maybeSecret(s string) bool {
 }
 
 // secretKey matches object keys whose values are secrets, whatever the value.
-var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret)|(token|api_?key|apikey|access_?key|authorization|private_?key|credentials?)$`)
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(password|passwd|secret)|(token|api_?key|apikey|access_?key|authorization|private_?key|credentials?)$`)
+})
 
 // RedactJSON returns raw with the value of every key that names a secret
 // (password, token, secret, api_key, ...) replaced by "[REDACTED]" and every
@@ -128,7 +135,7 @@ func redactValue(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if secretKey.MatchString(k) {
+			if secretKey().MatchString(k) {
 				x[k] = Redacted
 				continue
 			}

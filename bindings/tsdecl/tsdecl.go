@@ -46,6 +46,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -454,10 +455,10 @@ func (w *writer) array(s *jsonschema.Schema, depth, indent int) string {
 	return t + "[]"
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
 func propName(n string) string {
-	if len(n) <= maxLiteralBytes && identRE.MatchString(n) {
+	if len(n) <= maxLiteralBytes && identRE().MatchString(n) {
 		return n
 	}
 	return literal(n)

@@ -27,6 +27,7 @@ import (
 const benchExamples = `  sandcall bench                         # every workload in both tiers, as a table
   sandcall bench --json                  # the same as JSON (DESIGN.md §8)
   sandcall bench --tier process --runs 50
+  sandcall bench --workloads first-run-return1 --runs 75   # one workload, the tiers interleaved
 `
 
 // benchRow is one line of `sandcall bench --json` (DESIGN.md §8).
@@ -53,6 +54,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	tiers := fs.String("tier", "inprocess,process", "tiers to measure, comma-separated")
 	runs := fs.Int("runs", 30, "timed runs per workload (first-run uses a third of them, burst a tenth)")
 	reuse := fs.Int("worker-reuse", defaultWorkerReuse, "runs of one principal per worker in the process tier (1: one per worker)")
+	only := fs.String("workloads", "", "workloads to measure, comma-separated (default: all): "+strings.Join(benchWorkloads, ", "))
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -66,57 +68,91 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	if *reuse < 1 {
 		return usageErr(e, fs, "--worker-reuse must be at least 1")
 	}
-	var rows []benchRow
-	var notes []string
-	expenseWasm, why := buildExpenseWasm(ctx)
-	if why != "" {
-		fmt.Fprintf(e.stderr, "sandcall bench: skipping expense-wasm: %s\n", why)
-	}
-	for _, tier := range strings.Split(*tiers, ",") {
-		var rs []benchRow
-		var err error
-		switch tier {
-		case "inprocess":
-			rs, err = benchInprocess(ctx, *runs)
-		case "process":
-			var note string
-			rs, note, err = benchProcess(ctx, *runs, *reuse)
-			if note != "" {
-				notes = append(notes, note)
+	want := func(string) bool { return true }
+	if *only != "" {
+		set := map[string]bool{}
+		for _, w := range strings.Split(*only, ",") {
+			if !slices.Contains(benchWorkloads, w) {
+				return usageErr(e, fs, "unknown workload %q: want one of %s", w, strings.Join(benchWorkloads, ", "))
 			}
-		default:
+			set[w] = true
+		}
+		want = func(w string) bool { return set[w] }
+	}
+	wantAny := func(ws ...string) bool { return slices.ContainsFunc(ws, want) }
+	tierList := strings.Split(*tiers, ",")
+	for _, tier := range tierList {
+		if tier != "inprocess" && tier != "process" {
 			return usageErr(e, fs, "unknown tier %q: want inprocess or process", tier)
 		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "sandcall bench: %s: %v\n", tier, err)
-			return exitFailure
+	}
+	var rows []benchRow
+	var notes []string
+	var expenseWasm []byte
+	if want("expense-wasm") {
+		var why string
+		if expenseWasm, why = buildExpenseWasm(ctx); why != "" {
+			fmt.Fprintf(e.stderr, "sandcall bench: skipping expense-wasm: %s\n", why)
 		}
-		rows = append(rows, rs...)
-		ws, err := benchWasm(ctx, tier, *runs, expenseWasm, *reuse)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "sandcall bench: %s wasm: %v\n", tier, err)
-			return exitFailure
+	}
+	for _, tier := range tierList {
+		var rs []benchRow
+		var err error
+		if wantAny("expense", "expense-cold", "fanout", "market", "deadline-1s") {
+			if tier == "inprocess" {
+				rs, err = benchInprocess(ctx, *runs)
+			} else {
+				var note string
+				rs, note, err = benchProcess(ctx, *runs, *reuse)
+				if note != "" {
+					notes = append(notes, note)
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "sandcall bench: %s: %v\n", tier, err)
+				return exitFailure
+			}
 		}
-		rows = append(rows, ws...)
-		fr, err := benchFirstRun(ctx, tier, max(*runs/3, 3))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "sandcall bench: %s first-run: %v\n", tier, err)
-			return exitFailure
+		if wantAny("expense-wasm", "fanout-wasm") {
+			ws, err := benchWasm(ctx, tier, *runs, expenseWasm, *reuse)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "sandcall bench: %s wasm: %v\n", tier, err)
+				return exitFailure
+			}
+			rs = append(rs, ws...)
 		}
-		rows = append(rows, fr)
-		tr, err := benchFirstRunOf(ctx, tier, max(*runs/3, 3), "first-run-return1", "return 1", "1")
-		if err != nil {
-			fmt.Fprintf(e.stderr, "sandcall bench: %s first-run-return1: %v\n", tier, err)
-			return exitFailure
-		}
-		rows = append(rows, tr)
-		if tier == "process" {
+		if tier == "process" && want("burst") {
 			br, err := benchBurst(ctx, max(*runs/10, 1), *reuse)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "sandcall bench: burst: %v\n", err)
 				return exitFailure
 			}
-			rows = append(rows, br)
+			rs = append(rs, br)
+		}
+		for _, r := range rs {
+			if want(r.Workload) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	// A fresh `sandcall run` in each tier, the tiers interleaved run by
+	// run, so that both see the same moments of a shared machine.
+	expense := workloadNamed("expense")
+	for _, fr := range []struct{ name, src, want string }{
+		{"first-run", expense.Program, expense.Want},
+		{"first-run-return1", "return 1", "1"},
+	} {
+		if !want(fr.name) {
+			continue
+		}
+		rs, cpu, err := benchFirstRuns(ctx, tierList, max(*runs/3, 3), fr.name, fr.src, fr.want)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %s: %v\n", fr.name, err)
+			return exitFailure
+		}
+		rows = append(rows, rs...)
+		if n := firstRunRatio(rs, cpu); n != "" {
+			notes = append(notes, n)
 		}
 	}
 	if *asJSON {
@@ -142,8 +178,10 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 	}
 	tw.Flush()
 	notes = append(notes, wasmRatios(rows)...)
-	if n := marketBytes(ctx); n != "" {
-		notes = append(notes, n)
+	if want("market") {
+		if n := marketBytes(ctx); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(e.stdout, n)
@@ -354,47 +392,79 @@ func vmRSS(pid int) int {
 	return 0
 }
 
-// benchFirstRun times a fresh `sandcall run` process from start to exit on
-// the expense program: what a one-shot CLI user waits for.
-func benchFirstRun(ctx context.Context, tier string, n int) (benchRow, error) {
-	w := workloadNamed("expense")
-	return benchFirstRunOf(ctx, tier, n, "first-run", w.Program, w.Want)
-}
+// benchWorkloads names every workload bench measures (--workloads).
+var benchWorkloads = []string{"expense", "expense-cold", "fanout", "market", "deadline-1s",
+	"expense-wasm", "fanout-wasm", "first-run", "first-run-return1", "burst"}
 
-// benchFirstRunOf times a fresh `sandcall run` of src, whose result must be
-// want, as the row named name.
-func benchFirstRunOf(ctx context.Context, tier string, n int, name, src, want string) (benchRow, error) {
+// benchFirstRuns times a fresh `sandcall run` process of src, from start to
+// exit, whose result must be want: what a one-shot CLI user waits for. It
+// makes n timed runs in each tier, the tiers taking turns, and returns one
+// row per tier named name, and the median CPU time of a run in each tier
+// (the command's and the workers' it reaped, user and system).
+func benchFirstRuns(ctx context.Context, tiers []string, n int, name, src, want string) ([]benchRow, []time.Duration, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return benchRow{}, err
+		return nil, nil, err
 	}
 	dir, err := os.MkdirTemp("", "sandcall-bench-")
 	if err != nil {
-		return benchRow{}, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	prog := filepath.Join(dir, "program.js")
 	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
-		return benchRow{}, err
+		return nil, nil, err
 	}
-	var ds []time.Duration
+	ds := make([][]time.Duration, len(tiers))
+	cpus := make([][]time.Duration, len(tiers))
 	for i := 0; i < n+1; i++ {
-		cmd := exec.CommandContext(ctx, self, "run", "--demo", "--json", "--isolation", tier, "--workers", "1", prog)
-		t0 := time.Now()
-		out, err := cmd.Output()
-		d := time.Since(t0)
-		if err != nil {
-			return benchRow{}, fmt.Errorf("%v: %s", err, out)
-		}
-		var res sandbox.Result
-		if err := json.Unmarshal(out, &res); err != nil || string(res.Result) != want {
-			return benchRow{}, fmt.Errorf("wrong result: %.80s", out)
-		}
-		if i > 0 { // the first one warms the page cache
-			ds = append(ds, d)
+		for ti, tier := range tiers {
+			cmd := exec.CommandContext(ctx, self, "run", "--demo", "--json", "--isolation", tier, "--workers", "1", prog)
+			t0 := time.Now()
+			out, err := cmd.Output()
+			d := time.Since(t0)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %v: %s", tier, err, out)
+			}
+			var res sandbox.Result
+			if err := json.Unmarshal(out, &res); err != nil || string(res.Result) != want {
+				return nil, nil, fmt.Errorf("%s: wrong result: %.80s", tier, out)
+			}
+			if i > 0 { // the first one warms the page cache
+				ds[ti] = append(ds[ti], d)
+				cpus[ti] = append(cpus[ti], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			}
 		}
 	}
-	return summarize(name, tier, ds, 0), nil
+	rows := make([]benchRow, len(tiers))
+	cpu := make([]time.Duration, len(tiers))
+	for ti, tier := range tiers {
+		rows[ti] = summarize(name, tier, ds[ti], 0)
+		slices.Sort(cpus[ti])
+		cpu[ti] = cpus[ti][len(cpus[ti])/2]
+	}
+	return rows, cpu, nil
+}
+
+// firstRunRatio compares the process tier's fresh run with the in-process
+// one's, measured in the same turns (the issue's target: at most 2x), in
+// wall time and in CPU time (cpu[i] is rows[i]'s median).
+func firstRunRatio(rows []benchRow, cpu []time.Duration) string {
+	var in, pr float64
+	var inCPU, prCPU time.Duration
+	for i, r := range rows {
+		switch r.Tier {
+		case "inprocess":
+			in, inCPU = r.MedianMS, cpu[i]
+		case "process":
+			pr, prCPU = r.MedianMS, cpu[i]
+		}
+	}
+	if in == 0 || pr == 0 || inCPU == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: process tier %.2fx the in-process tier (medians, interleaved); CPU per run %.1f vs %.1f ms (%.2fx)",
+		rows[0].Workload, pr/in, float64(prCPU.Microseconds())/1000, float64(inCPU.Microseconds())/1000, float64(prCPU)/float64(inCPU))
 }
 
 func workloadNamed(name string) demo.Workload {

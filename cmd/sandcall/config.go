@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -151,7 +152,7 @@ func loadConfig(path string) (*fileConfig, error) {
 		return nil, bad("principal.id is required")
 	}
 	for i, name := range c.EnvPassthrough {
-		if !envNameRE.MatchString(name) {
+		if !envNameRE().MatchString(name) {
 			return nil, bad("env_passthrough[%d]: %q is not a variable name (want letters, digits and _, not starting with a digit)", i, name)
 		}
 	}
@@ -211,4 +212,4 @@ func (c *fileConfig) tokens() []mcpserver.Token {
 }
 
 // envNameRE matches an environment variable name.
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })

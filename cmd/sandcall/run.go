@@ -98,6 +98,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	log := c.logger(e.stderr)
 	c.oneShot = true
 	c.needs = namedServers(src)
+	// The worker starts (exec, runtime and package init, confinement)
+	// while this process builds the catalog: on a machine with two cores
+	// or more the two overlap instead of adding up.
+	c.prestart(log)
 	runner, closeRunner, err := newRunner(c.catalogTools(), &c, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall run: %v\n", err)

@@ -47,6 +47,10 @@ type common struct {
 	config      string
 	audit       string
 
+	// prestarted is the executor a one-shot command started before
+	// building its catalog (prestart.go); newRunner takes it.
+	prestarted *prestartedExecutor
+
 	// Local script tools (tools_cmd.go).
 	// needs, if set, picks the upstream servers to start (run: those
 	// the program names).
@@ -173,7 +177,7 @@ func (c *common) check() string {
 		return fmt.Sprintf("--timeout must be greater than 0 and at most %s", sandbox.MaxTimeout)
 	}
 	for _, n := range c.envPass {
-		if !envNameRE.MatchString(n) {
+		if !envNameRE().MatchString(n) {
 			return fmt.Sprintf("--env %q: want a variable name (letters, digits and _)", n)
 		}
 	}
@@ -227,6 +231,7 @@ func (c *common) catalogTools() []*tools.Tool {
 // the worker pool); call it when done.
 func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runner, close func(), err error) {
 	closeAll := func() {
+		c.dropPrestarted()
 		for i := len(c.closers) - 1; i >= 0; i-- {
 			c.closers[i]()
 		}
@@ -253,11 +258,9 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	if c.metrics != nil {
 		bc.Observer = c.metrics
 	}
-	limits := sandbox.Limits{Timeout: c.timeout}
+	limits := c.runLimits()
 	if cfg := c.cfg; cfg != nil {
 		bc.ApprovalTimeout = cfg.approval
-		limits.MemoryBytes = int64(cfg.Limits.MemoryMB) << 20
-		limits.MaxCalls = cfg.Limits.MaxCalls
 	}
 	broker, _, err := assemble(ts, c, live, bc, log)
 	if err != nil {
@@ -265,7 +268,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		return nil, nil, err
 	}
 	cat := broker.Catalog()
-	exec, tier, closeExec, err := newExecutor(c, limits.Resolve(), log)
+	exec, tier, closeExec, err := c.takeExecutor(limits.Resolve(), log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

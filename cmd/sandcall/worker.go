@@ -88,6 +88,10 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		// interrupted; a worker is killed at the deadline (see sandbox/ts).
 		Executor:    sandbox.Languages{sandbox.JavaScript: eng, sandbox.TypeScript: tsx, sandbox.WASM: w},
 		MemoryBytes: *mem,
+		Jobs:        *reuse,
+		// Without --warm-ts the worker was started for one program (see
+		// workerArgs): its start-up is that program's latency.
+		KeepWarmGarbage: !*warmTypeScript,
 		Warm: func() {
 			warmEngine(eng)
 			if *warmTypeScript {

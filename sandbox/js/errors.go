@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/dop251/goja"
 
@@ -116,7 +117,7 @@ func (r *run) errorSummary(o *goja.Object) string {
 	return name + ": " + msg
 }
 
-var framePos = regexp.MustCompile(regexp.QuoteMeta(srcName) + `:(\d+):(\d+)`)
+var framePos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(srcName) + `:(\d+):(\d+)`) })
 
 // errorLocation returns " at line L:C" from the error's stack, read only
 // when that runs no guest code (goja formats the stack from name and
@@ -141,7 +142,7 @@ func (r *run) errorLocation(o *goja.Object) string {
 	if s.Length() > 1<<16 {
 		s = s.Substring(0, 1<<16)
 	}
-	m := framePos.FindStringSubmatch(s.String())
+	m := framePos().FindStringSubmatch(s.String())
 	if m == nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -26,11 +27,12 @@ func init() {
 	regexp2.DefaultMatchTimeout = regexpMatchTimeout
 }
 
-// Programs compiled once and run in every runtime (a *goja.Program is
-// immutable and shareable).
+// Programs compiled once, on first use (a server of the process tier never
+// runs one), and run in every runtime (a *goja.Program is immutable and
+// shareable).
 var (
-	preludeProgram = goja.MustCompile("prelude.js", prelude.JS, true)
-	hardenProgram  = goja.MustCompile("harden.js", hardenJS, true)
+	preludeProgram = sync.OnceValue(func() *goja.Program { return goja.MustCompile("prelude.js", prelude.JS, true) })
+	hardenProgram  = sync.OnceValue(func() *goja.Program { return goja.MustCompile("harden.js", hardenJS, true) })
 )
 
 // hardenJS removes every way to compile code at run time and returns the
@@ -88,7 +90,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	g.trueV = rt.ToValue(true)
 	g.falseV = rt.ToValue(false)
 
-	hv, err := rt.RunProgram(hardenProgram)
+	hv, err := rt.RunProgram(hardenProgram())
 	if err != nil {
 		return r.mapErr(err)
 	}
@@ -110,7 +112,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	g.syntaxError = captured.Get("6")
 	g.functionProto = captured.Get("7").(*goja.Object)
 
-	tv, err := rt.RunProgram(preludeProgram)
+	tv, err := rt.RunProgram(preludeProgram())
 	if err != nil {
 		return r.mapErr(err)
 	}

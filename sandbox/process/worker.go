@@ -39,6 +39,17 @@ type WorkerConfig struct {
 	// freeing almost nothing, until the address-space or CPU limit killed
 	// the process seconds later. If zero, no watchdog.
 	MemoryBytes int64
+	// Jobs is how many jobs the server will send this worker (its
+	// Config.Reuse); zero means no bound. After its last job a worker does
+	// not collect the job's garbage (the server is about to end it), so it
+	// leaves the CPU to the server.
+	Jobs int
+	// KeepWarmGarbage skips the collection after Warm. A worker whose start
+	// is a job's latency (one started for one program, as `sandcall run`
+	// does) sets it: the collection costs milliseconds of CPU on that
+	// clock, and the warm-up's garbage counts toward no limit (the memory
+	// watchdog reads the live heap a collection measured).
+	KeepWarmGarbage bool
 }
 
 // ServeWorker is the body of the hidden `worker` subcommand: it warms the
@@ -62,9 +73,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	debug.SetMaxStack(maxStack)
 	if cfg.Warm != nil {
 		cfg.Warm()
-		// Return the warm-up's garbage now, so an idle worker holds only
-		// what the job will use.
-		runtime.GC()
+		if !cfg.KeepWarmGarbage {
+			// Return the warm-up's garbage now, so an idle worker holds
+			// only what the job will use.
+			runtime.GC()
+		}
 	}
 	if cfg.Restrict != nil {
 		if err := cfg.Restrict(); err != nil {
@@ -107,6 +120,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		}
 		if err := serveJob(ctx, &job, h, cfg); err != nil {
 			return err
+		}
+		if cfg.Jobs > 0 && n+1 >= cfg.Jobs {
+			continue // the last job: the server ends the worker now
 		}
 		if cleaned != nil {
 			<-cleaned // one collection at a time

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
@@ -150,9 +151,9 @@ func (e *Executor) transpile(ctx context.Context, src string, timeout time.Durat
 // error starts "line L:C: ", an uncaught error ends " (line L:C)", a
 // nesting error starts "line L: ".
 var (
-	syntaxPos  = regexp.MustCompile(`^line (\d+):(\d+): `)
-	thrownPos  = regexp.MustCompile(`\(line (\d+):(\d+)\)$`)
-	nestingPos = regexp.MustCompile(`^line (\d+): `)
+	syntaxPos  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+):(\d+): `) })
+	thrownPos  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(line (\d+):(\d+)\)$`) })
+	nestingPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 )
 
 // remap rewrites the JavaScript positions in err's message as positions in
@@ -170,19 +171,19 @@ func remap(err *sandbox.Error, out *Output, src string) *sandbox.Error {
 	}
 	switch err.Code {
 	case sandbox.ESyntax:
-		if m := syntaxPos.FindStringSubmatchIndex(msg); m != nil {
+		if m := syntaxPos().FindStringSubmatchIndex(msg); m != nil {
 			if l, c, ok := pos(m, true); ok {
 				msg = fmt.Sprintf("line %d, column %d: %s", l, c, msg[m[1]:])
 			}
 		}
 	case sandbox.ESourceLimit:
-		if m := nestingPos.FindStringSubmatchIndex(msg); m != nil {
+		if m := nestingPos().FindStringSubmatchIndex(msg); m != nil {
 			if l, _, ok := pos(m, false); ok {
 				msg = fmt.Sprintf("line %d: %s", l, msg[m[1]:])
 			}
 		}
 	default:
-		if m := thrownPos.FindStringSubmatchIndex(msg); m != nil {
+		if m := thrownPos().FindStringSubmatchIndex(msg); m != nil {
 			if l, c, ok := pos(m, true); ok {
 				msg = fmt.Sprintf("%s(line %d:%d)", msg[:m[0]], l, c)
 			}

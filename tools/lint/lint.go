@@ -36,6 +36,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -152,7 +153,7 @@ func isVerb(w string) bool {
 	return false
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`) })
 
 // Lint checks t against the standard. Findings come in the order of Rules.
 func Lint(t *tools.Tool) []Finding {
@@ -185,7 +186,7 @@ func ruleIndex(id string) int {
 }
 
 func lintName(name string, add func(id, format string, args ...any)) {
-	if len(name) > 64 || !nameRE.MatchString(name) {
+	if len(name) > 64 || !nameRE().MatchString(name) {
 		add("name-form", "the name %q is not snake case", name)
 		return
 	}
@@ -253,7 +254,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var listsValues = regexp.MustCompile(`(?i)\b(one of|either)\b`)
+var listsValues = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(one of|either)\b`) })
 
 func lintSchema(t *tools.Tool, add func(id, format string, args ...any)) {
 	s := t.InputSchema
@@ -278,7 +279,7 @@ func lintSchema(t *tools.Tool, add func(id, format string, args ...any)) {
 			add("schema-described", "property %s has no description", path)
 		}
 		isString := p.Type == "string" || slices.Contains(p.Types, "string")
-		if isString && len(p.Enum) == 0 && p.Const == nil && listsValues.MatchString(p.Description) {
+		if isString && len(p.Enum) == 0 && p.Const == nil && listsValues().MatchString(p.Description) {
 			add("schema-enum", "property %s lists its values in its description but has no enum", path)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -57,7 +58,7 @@ func (e *HeaderError) Error() string {
 }
 
 var (
-	paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	paramNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 	paramTypes  = map[string]bool{"string": true, "boolean": true, "integer": true, "number": true, "array": true, "object": true}
 )
 
@@ -181,7 +182,7 @@ func parseParam(s string, line int) (Param, error) {
 	if strings.HasPrefix(p.Name, "*") {
 		p.Required, p.Name = true, p.Name[1:]
 	}
-	if !paramNameRE.MatchString(p.Name) {
+	if !paramNameRE().MatchString(p.Name) {
 		return Param{}, &HeaderError{Line: line, Msg: fmt.Sprintf("bad parameter name %q: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters", clean(p.Name, 64))}
 	}
 	if !paramTypes[p.Type] {

@@ -114,7 +114,7 @@ func FuzzParseHeader(f *testing.F) {
 			t.Fatalf("bad description %q", h.Description)
 		}
 		for _, p := range h.Params {
-			if !paramNameRE.MatchString(p.Name) || !paramTypes[p.Type] || !utf8.ValidString(p.Description) {
+			if !paramNameRE().MatchString(p.Name) || !paramTypes[p.Type] || !utf8.ValidString(p.Description) {
 				t.Fatalf("bad param %+v", p)
 			}
 		}

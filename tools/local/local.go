@@ -93,7 +93,7 @@ func (f Finding) String() string {
 	return s
 }
 
-var toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 // stamp identifies a file's version for reloads.
 type stamp struct {
@@ -318,11 +318,11 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 	case strings.Contains(file, "."):
 		f.Reason = "a dot in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (drop the extension; the #! line picks the interpreter)"
 		return nil, f
-	case strings.Contains(file, "-") && toolNameRE.MatchString(strings.ReplaceAll(file, "-", "_")):
+	case strings.Contains(file, "-") && toolNameRE().MatchString(strings.ReplaceAll(file, "-", "_")):
 		fixed := strings.ReplaceAll(file, "-", "_")
 		f.Reason = fmt.Sprintf("a hyphen in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (rename it to %s)", fixed)
 		return nil, f
-	case !toolNameRE.MatchString(file):
+	case !toolNameRE().MatchString(file):
 		f.Reason = "the name is not a tool name: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
 		return nil, f
 	}

@@ -1362,11 +1362,14 @@ type Live struct {
 // rebuilds in the background.
 const rebuildDelay = 50 * time.Millisecond
 
-// NewLive returns a Live index of cat, built now.
+// NewLive returns a Live index of cat, built in the background
+// (rebuildDelay from now) or by the first search, whichever comes first:
+// a command that never searches (`sandcall run`) does not build it on its
+// start-up path.
 func NewLive(cat *tools.Catalog) *Live {
 	l := &Live{cat: cat}
 	cat.OnChange(l.invalidate)
-	l.ix = New(cat.List())
+	l.invalidate()
 	return l
 }
 

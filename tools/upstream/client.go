@@ -555,13 +555,13 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 }
 
 // urlRE matches an http(s) URL in an error message.
-var urlRE = regexp.MustCompile(`https?://[^\s"'<>]+`)
+var urlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`https?://[^\s"'<>]+`) })
 
 // redactURLs shortens every http(s) URL in s to its scheme and host: the
 // path, query or user info may hold a credential (servers put API keys in
 // either), and an error message must never carry one.
 func redactURLs(s string) string {
-	return urlRE.ReplaceAllStringFunc(s, func(raw string) string {
+	return urlRE().ReplaceAllStringFunc(s, func(raw string) string {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" {
 			return "<url>"

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -258,7 +259,7 @@ type rawServer struct {
 	EnvFile         string `json:"envFile"` // VS Code: KEY=VALUE lines
 }
 
-var serverNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`)
+var serverNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,100}$`) })
 
 func parseServer(name, src string, raw json.RawMessage, lookup func(string) (string, bool)) Entry {
 	e := Entry{Name: name, Source: src, Type: TypeStdio, Enabled: true}
@@ -266,7 +267,7 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 		e.Err = fmt.Errorf("invalid server %q: %s", name, fmt.Sprintf(format, a...))
 		return e
 	}
-	if !serverNameRE.MatchString(name) {
+	if !serverNameRE().MatchString(name) {
 		return fail("name must be 1 to 100 characters of [a-zA-Z0-9_.-]")
 	}
 	var r rawServer
@@ -407,7 +408,7 @@ func parseTimeout(raw json.RawMessage) (time.Duration, error) {
 	return d, nil
 }
 
-var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Expand replaces ${VAR} and ${VAR:-default} in s. An unset variable
 // without a default is an error; a set but empty one is its (empty) value.
@@ -436,7 +437,7 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 		}
 		expr = strings.TrimPrefix(expr, "env:") // VS Code's ${env:NAME}
 		name, def, hasDef := strings.Cut(expr, ":-")
-		if !varNameRE.MatchString(name) {
+		if !varNameRE().MatchString(name) {
 			return "", fmt.Errorf("bad variable name %q in ${%s}", name, expr)
 		}
 		v, ok := lookup(name)

@@ -189,7 +189,7 @@ func readEnvFile(path string, lookup func(string) (string, bool), env *map[strin
 		}
 		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
 		k = strings.TrimSpace(k)
-		if !ok || !varNameRE.MatchString(k) {
+		if !ok || !varNameRE().MatchString(k) {
 			return fmt.Errorf("envFile %s: line %d: want KEY=VALUE", path, n+1)
 		}
 		v = strings.TrimSpace(v)
