@@ -20,9 +20,11 @@ import (
 // approval_timeout, not by the run's wall limit. A person who never answers
 // gets E_TOOL_DENIED, audited as approval_timeout.
 func TestApprovalWaitNotRunTime(t *testing.T) {
+	t.Parallel()
 	const runLimit = 1500 * time.Millisecond
 	for _, tier := range []string{"inprocess", "process"} {
 		t.Run(tier, func(t *testing.T) {
+			t.Parallel() // each tier has its own server; most of the time is waiting
 			dir := t.TempDir()
 			writeFile(t, dir, "policy.yaml", `version: 1
 rules:

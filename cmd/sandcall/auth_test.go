@@ -36,6 +36,7 @@ func hashOf(t *testing.T, tok string) string {
 // which a `when` on principal.roles sees; the audit file and /metrics
 // record the calls; `audit stats` summarizes the file.
 func TestServeBearerAuth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)
@@ -163,6 +164,7 @@ auth:
 }
 
 func TestServeRemoteNeedsTokens(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := sandcall(t, "", "serve", "--http", "0.0.0.0:0", "--allow-remote")
 	if code != 2 || !strings.Contains(stderr, "needs bearer tokens") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -170,6 +172,7 @@ func TestServeRemoteNeedsTokens(t *testing.T) {
 }
 
 func TestConfigStrict(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "sandcall.yaml")
 	if err := os.WriteFile(p, []byte("version: 1\nworkers: 2\npolcy: x.yaml\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -188,6 +191,7 @@ func TestConfigStrict(t *testing.T) {
 }
 
 func TestAuditStatsText(t *testing.T) {
+	t.Parallel()
 	st, err := readAuditStats(strings.NewReader(`{"event":"call","tool":"a","code":"","duration_ms":1}
 {"event":"call","tool":"a","code":"E_TOOL_FAILED","duration_ms":3}
 {"event":"call","tool":"a","code":"E_TOOL_DENIED","duration_ms":2}

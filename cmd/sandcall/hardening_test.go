@@ -59,6 +59,7 @@ func writeServers(t *testing.T, dir string, def map[string]any) {
 // redirect is refused (and nothing is POSTed to the other origin); with
 // "followRedirects": true it is followed without the configured headers.
 func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
+	t.Parallel()
 	other := &headerRecorder{h: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newUpstream() }, nil)}
 	evil := httptest.NewServer(other)
 	defer evil.Close()
@@ -155,6 +156,7 @@ func procKB(t *testing.T, pid int, field string) int64 {
 // with 1 GiB; the serving binary's peak RSS stays within 64 MiB of its
 // baseline and the caller gets an error, not a crash.
 func TestUpstreamHugeAnswerBounded(t *testing.T) {
+	t.Parallel()
 	ts, sent := hostileAnswer(t)
 	dir := t.TempDir()
 	writeServers(t, dir, map[string]any{"type": "http", "url": ts.URL, "timeout": "60s"})
@@ -222,6 +224,7 @@ func rawStatus(t *testing.T, c net.Conn) string {
 // cut off with 408 after http.body_timeout; the connection does not stay
 // held.
 func TestServeSlowBody(t *testing.T) {
+	t.Parallel()
 	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {body_timeout: 1s}\n")
 	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
@@ -239,6 +242,7 @@ func TestServeSlowBody(t *testing.T) {
 // TestServeConnectionLimit: past http.max_connections open connections, one
 // more is answered 503 with Retry-After at once.
 func TestServeConnectionLimit(t *testing.T) {
+	t.Parallel()
 	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {max_connections: 2}\n")
 	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
@@ -264,6 +268,7 @@ func TestServeConnectionLimit(t *testing.T) {
 // burst a principal's requests get 429 with Retry-After while another
 // principal's still pass.
 func TestServeRateLimit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 http: {rate_limit: {per_second: 0.01, burst: 3}}
@@ -307,6 +312,7 @@ auth:
 // (Trojan Source) reaches the person's approval prompt and the audit record
 // with its bidirectional controls escaped visibly, never raw.
 func TestApprovalPromptShowsBidi(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pol := writeFile(t, dir, "policy.yaml", `version: 1
 rules:
@@ -409,6 +415,7 @@ func runOutcome(t *testing.T, ctx context.Context, cs *mcp.ClientSession, args m
 // principal sent runs by its hash for that principal only; for the other it
 // is the same error as a hash nobody ever sent.
 func TestWasmModuleBoundToPrincipal(t *testing.T) {
+	t.Parallel()
 	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm") // calls ping({n: 41})
 	if err != nil {
 		t.Fatal(err)
@@ -445,6 +452,7 @@ auth:
 // TestEmptyToolNameBothTiers: tools.call("") is an unknown tool in both
 // tiers, not a crashed worker, and the run goes on.
 func TestEmptyToolNameBothTiers(t *testing.T) {
+	t.Parallel()
 	prog := filepath.Join(t.TempDir(), "p.js")
 	if err := os.WriteFile(prog, []byte(`let code; try { await tools.call("", {}) } catch (e) { code = e.code } return [code, await tools.ping({n: 1})]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -461,6 +469,7 @@ func TestEmptyToolNameBothTiers(t *testing.T) {
 // argument to the caller, and with log_args an AWS secret access key in an
 // argument is redacted in the audit record.
 func TestSecretsNeverEchoed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const sk = "sk-live-0123456789abcdefABCDEF"
 	const aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -493,6 +502,7 @@ return msg`)
 // even with invalid arguments; its message says nothing of the tool's
 // argument types (authorization runs before validation).
 func TestDeniedCallerLearnsNoSchema(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pol := writeFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {name: no-ping, tools: [ping], when: 'principal.id == \"admin\"', message: ping is for admins}\n")
 	prog := writeFile(t, dir, "p.js", `try { await tools.ping({n: "not a number", extra: 1}) } catch (e) { return [e.code, e.message, e.hint || ""] }`)
@@ -512,6 +522,7 @@ func TestDeniedCallerLearnsNoSchema(t *testing.T) {
 // command; a changed definition or script needs trust again;
 // --trust-project trusts for one invocation.
 func TestProjectTrust(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "server-ran")
 	def := map[string]any{"command": "sh", "args": []string{"-c", "touch " + marker + "; exec " + bin + " serve --demo --isolation inprocess"}}
@@ -585,6 +596,7 @@ return r`)
 // RFC 9728's resource_metadata, and that document names /mcp as the
 // protected resource.
 func TestServeChallengeResourceMetadata(t *testing.T) {
+	t.Parallel()
 	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nauth:\n  tokens:\n    - sha256: "+hashOf(t, "alice-secret-token")+"\n      principal: alice\n")
 	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	resp, err := http.Post(u, "application/json", strings.NewReader(`{}`))
@@ -617,6 +629,7 @@ func TestServeChallengeResourceMetadata(t *testing.T) {
 // is awaited through its audit record, so a response, if one were sent,
 // would come before the next request's.
 func TestCancelledRequestNotAnswered(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--audit", "-")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -103,6 +103,7 @@ type longResult struct {
 // calls in flight and elapsed time; a cancelled run that still reports its
 // calls, logs and saved progress; a timed-out run that does the same.
 func TestLongRunProcessTier(t *testing.T) {
+	t.Parallel()
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := exec.Command(bin, "serve", "--demo", "--audit", audit)
 	var stderr syncBuffer
@@ -211,6 +212,7 @@ func TestLongRunProcessTier(t *testing.T) {
 // TestRunPrintsWholeResult: `sandcall run` prints a result over the budget
 // whole (run_code would cut it), with and without --json.
 func TestRunPrintsWholeResult(t *testing.T) {
+	t.Parallel()
 	src := `return "x".repeat(300000)`
 	out, errOut, code := sandcall(t, src, "run", "-")
 	if code != 0 || len(strings.TrimSpace(out)) != 300002 {

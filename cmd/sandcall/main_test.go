@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +35,19 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	// The red-team test's canary, set once for the whole binary rather than
+	// with t.Setenv, which forbids running in parallel.
+	os.Setenv("SANDCALL_TEST_SECRET", canary)
+	// The tests run the binary and mostly wait on its processes (runs
+	// ending at their deadline, servers starting, npm servers answering):
+	// run more of them at a time than the default of one per CPU, unless
+	// -parallel says how many.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
 	os.Exit(buildAndRun(m))
 }
 
@@ -107,6 +123,7 @@ func checkRun(t *testing.T, res *mcp.CallToolResult) {
 }
 
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo", "--log-level", "debug")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -198,6 +215,7 @@ func startHTTP(t *testing.T, args ...string) (string, *exec.Cmd) {
 }
 
 func TestServeHTTP(t *testing.T) {
+	t.Parallel()
 	url, cmd := startHTTP(t, "--demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -256,6 +274,7 @@ func TestServeHTTP(t *testing.T) {
 }
 
 func TestServeRefusesRemote(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := sandcall(t, "", "serve", "--http", "0.0.0.0:0")
 	if code != 2 || !strings.Contains(stderr, "--allow-remote") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -267,6 +286,7 @@ func TestServeRefusesRemote(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	prog := writeProgram(t)
 	check := func(stdout string) {
 		t.Helper()
@@ -356,6 +376,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"demo"}, {"demo", "expense"}} {
 		stdout, stderr, code := sandcall(t, "", args...)
 		if code != 0 {
@@ -386,6 +407,7 @@ func TestDemo(t *testing.T) {
 // as computed in Go from the dataset, and the context accounting measured by
 // the run against a one-call-per-turn agent's.
 func TestDemoMarket(t *testing.T) {
+	t.Parallel()
 	list := market.Watchlist()
 	ref := market.Reference(list)
 	direct, err := market.MeasureDirect(context.Background(), market.Tools(market.Options{}), list)
@@ -425,6 +447,7 @@ func TestDemoMarket(t *testing.T) {
 }
 
 func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := sandcall(t, "", "version")
 	if code != 0 || !regexp.MustCompile(`^sandcall 0\.1\.0-dev \(go1\.[0-9.]+.*\)\n$`).MatchString(stdout) {
 		t.Fatalf("version: exit %d, %q", code, stdout)

@@ -144,6 +144,7 @@ func writeFIFO(t *testing.T, path string) {
 // with Retry-After, the program already running finishes with its result,
 // and the process exits 0.
 func TestServeDrain(t *testing.T) {
+	t.Parallel()
 	dir, started, release := gateDir(t)
 	p := serveIn(t, dir, "127.0.0.1:0", "--drain-timeout", "2m")
 	for _, path := range []string{"/healthz", "/readyz"} {
@@ -229,6 +230,7 @@ func textOf(res *mcp.CallToolResult) []byte {
 // 2026-07-28 client (server/discover, per-request _meta) and a
 // 2025-11-25 one (initialize), each running a program.
 func TestServeStdioBothGenerations(t *testing.T) {
+	t.Parallel()
 	for _, proto := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(proto, func(t *testing.T) {
 			cmd := exec.Command(bin, "serve", "--demo")

@@ -23,6 +23,7 @@ import (
 // TestServersCommand runs `sandcall servers list|test` in a project whose
 // .mcp.json names sandcall itself as an upstream, plus a broken server.
 func TestServersCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := `{"mcpServers": {
   "demo": {"command": "` + bin + `", "args": ["serve", "--demo", "--isolation", "inprocess"]},
@@ -175,6 +176,7 @@ func testEnv(extra ...string) []string {
 // with the right token, a wrong one, one without the permission, none, and
 // against a server that never answers: each failure names its cause.
 func TestServersHTTPAuth(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(authHandler(newUpstream()))
 	defer ts.Close()
 	dir := upstreamProject(t, ts.URL, "10s")
@@ -240,6 +242,7 @@ func TestServersHTTPAuth(t *testing.T) {
 // TestServersEnableDisable turns a server off and on in the file that
 // defines it, through the binary.
 func TestServersEnableDisable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := `{"mcpServers": {"a": {"command": "x", "x-note": "keep me"}, "b": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}, "other": [1, 2]}`
 	path := filepath.Join(dir, ".mcp.json")
@@ -335,6 +338,7 @@ func waitListed(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name
 // running serve re-enables it without a restart. A definition that changes
 // while serve is down is caught at the next start.
 func TestToolsApprove(t *testing.T) {
+	t.Parallel()
 	up := newUpstream()
 	ts := httptest.NewServer(authHandler(up))
 	t.Cleanup(ts.Close) // after the clients and serve are gone
@@ -439,6 +443,7 @@ func TestToolsApprove(t *testing.T) {
 // the upstream comes up, its tool is added (clients get list_changed) and
 // a program calls it.
 func TestServeRetriesUpstream(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // --trust-project like serve and run: with it, the project's untrusted
 // script is a listed tool; without it, a skipped row that says why.
 func TestCatalogCommandsTrustProject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestCatalogCommandsTrustProject(t *testing.T) {
 // row saying demo_x's is left out by a name clash, not a changed
 // definition.
 func TestToolsListNameClash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	def := map[string]any{"command": bin, "args": []string{"serve", "--demo", "--isolation", "inprocess"}}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo-x": def, "demo_x": def}})

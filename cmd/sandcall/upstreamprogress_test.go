@@ -18,6 +18,7 @@ import (
 // progress notifications of run_code name the upstream call and how far it
 // is ("everything_trigger_long_running_operation: 2/3").
 func TestUpstreamProgressInRunProgress(t *testing.T) {
+	t.Parallel()
 	dir := everythingProject(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
