@@ -32,11 +32,14 @@ rules:
     tools: [search_news]
     require_approval: true
 `)
+			// approval_timeout: the person's answer after 2×runLimit must
+			// arrive within it on a loaded machine; the never-answered case
+			// waits it out (in parallel with the other tier).
 			cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 audit: audit.jsonl
 limits:
-  approval_timeout: 6s
+  approval_timeout: 15s
 `)
 			cmd := exec.Command(bin, "serve", "--demo", "--isolation", tier, "--config", cfg)
 			cmd.Dir = dir
@@ -79,8 +82,8 @@ limits:
 			}
 			<-asked
 			ok, _, code, msg = runOutcome(t, ctx, cs, map[string]any{"code": prog, "timeout_ms": runLimit.Milliseconds()})
-			if ok || code != "E_TOOL_DENIED" || !strings.Contains(msg, "6s") {
-				t.Fatalf("never answered: ok %v, %s %q; want E_TOOL_DENIED naming the 6s approval timeout\n%s", ok, code, msg, stderr.String())
+			if ok || code != "E_TOOL_DENIED" || !strings.Contains(msg, "15s") {
+				t.Fatalf("never answered: ok %v, %s %q; want E_TOOL_DENIED naming the 15s approval timeout\n%s", ok, code, msg, stderr.String())
 			}
 			<-asked
 			data, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))

@@ -169,11 +169,13 @@ func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.ClientSe
 	return cs, exited
 }
 
-// connectWatch is connect with a client subscribed to
+// connectWatch is connect with a client told of
 // notifications/tools/list_changed: changed receives one (coalesced) per
-// notification. A 2026-07-28 client keeps a tools/list result for its ttl
-// (60 s) unless told of a change, so a test waiting for a tool to appear
-// waits on changed, not on the clock.
+// notification. The session speaks 2025-11-25: a 2026-07-28 go-sdk client
+// serves tools/list from its cache for the server's ttl (60 s), and a
+// notification that lands while a tools/list is in flight is followed by
+// that (stale) answer being cached: the tool would show only after the
+// ttl. So a test waiting for a tool lists afresh on each notification.
 func connectWatch(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.ClientSession, exited <-chan struct{}, changed <-chan struct{}) {
 	t.Helper()
 	in, err := cmd.StdinPipe()
@@ -198,7 +200,7 @@ func connectWatch(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.Cli
 			default:
 			}
 		},
-	}).Connect(ctx, &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	}).Connect(ctx, &mcp.IOTransport{Reader: out, Writer: in}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -235,8 +237,8 @@ func assertAllGone(t *testing.T, exited <-chan struct{}, mark string, stderr *sy
 	defer func() { t.Logf("sandcall and its upstreams gone %v after the signal", time.Since(t0)) }()
 	select {
 	case <-exited:
-	case <-time.After(time.Minute):
-		t.Fatalf("sandcall still runs a minute after SIGTERM\nstderr: %s", stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("sandcall still runs 2 minutes after SIGTERM\nstderr: %s", stderr.String())
 	}
 	if !waitFor(time.Minute, func() bool { return len(marked(mark)) == 0 }) {
 		t.Fatalf("upstream processes left behind: %v\nstderr: %s", marked(mark), stderr.String())

@@ -73,7 +73,13 @@ const summarySHA256 = "ced1ffb502f5a3b35468831e1b0cdef8f4aa4595953c23304d30e28b5
 // and exit code.
 func sandcall(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return sandcallWithin(t, 5*time.Minute, stdin, args...)
+}
+
+// sandcallWithin is sandcall with a hang guard of d.
+func sandcallWithin(t *testing.T, d time.Duration, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -473,7 +479,8 @@ func TestBench(t *testing.T) {
 	// Parallel: it spends most of its time waiting on a subprocess; the
 	// package's parallel tests run together after the others.
 	t.Parallel()
-	stdout, stderr, code := sandcall(t, "", "bench", "--json", "--runs", "1")
+	// Every workload, each in a fresh process: minutes on a loaded machine.
+	stdout, stderr, code := sandcallWithin(t, 15*time.Minute, "", "bench", "--json", "--runs", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -144,7 +144,7 @@ func upstreamProject(t *testing.T, url string, timeout any) string {
 // "TOKEN" of "-" removes TOKEN) and returns stdout, stderr and the exit code.
 func sandcallIn(t *testing.T, dir string, extra []string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
@@ -284,7 +284,9 @@ func TestServersEnableDisable(t *testing.T) {
 
 // mcpClient starts `sandcall serve --isolation inprocess` in dir with the
 // environment plus extra and connects a go-sdk client; changed receives
-// its tools/list_changed notifications.
+// its tools/list_changed notifications. The session speaks 2025-11-25, whose
+// tools/list the client does not cache (see connectWatch): waitListed saw
+// a stale cached list for 30 s under load.
 func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession, changed chan struct{}, stderr *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess", "--log-level", "info")
@@ -302,7 +304,7 @@ func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession,
 			default:
 			}
 		},
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		kill(cmd)
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
