@@ -208,27 +208,3 @@ func TestLongRunProcessTier(t *testing.T) {
 		t.Errorf("timed-out run: %s", b)
 	}
 }
-
-// TestRunPrintsWholeResult: `sandcall run` prints a result over the budget
-// whole (run_code would cut it), with and without --json.
-func TestRunPrintsWholeResult(t *testing.T) {
-	t.Parallel()
-	src := `return "x".repeat(300000)`
-	out, errOut, code := sandcall(t, src, "run", "-")
-	if code != 0 || len(strings.TrimSpace(out)) != 300002 {
-		t.Fatalf("exit %d, %d bytes out, stderr %q", code, len(out), errOut)
-	}
-	out, _, code = sandcall(t, src, "run", "--json", "-")
-	var r struct {
-		OK        bool   `json:"ok"`
-		Result    string `json:"result"`
-		Truncated bool   `json:"truncated"`
-		OutputRef string `json:"output_ref"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
-		t.Fatalf("exit %d: %v", code, err)
-	}
-	if !r.OK || len(r.Result) != 300000 || r.Truncated || r.OutputRef != "" {
-		t.Errorf("--json: ok %v, %d-byte result, truncated %v, ref %q", r.OK, len(r.Result), r.Truncated, r.OutputRef)
-	}
-}

@@ -89,3 +89,78 @@ func TestToolsListNameClash(t *testing.T) {
 		t.Errorf("servers list does not report the clash:\n%s", out)
 	}
 }
+
+// TestProjectTrust: a cloned project's .mcp.json server and .agents/tools
+// script do not run until `sandcall servers trust`; the refusal names the
+// command; a changed definition or script needs trust again;
+// --trust-project trusts for one invocation.
+func TestProjectTrust(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "server-ran")
+	def := map[string]any{"command": "sh", "args": []string{"-c", "touch " + marker + "; exec " + bin + " serve --demo --isolation inprocess"}}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"x": def}})
+	writeFile(t, dir, ".mcp.json", string(cfg))
+	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n# @description Says hello to a name.\n# @param *name string who to greet\nprintf '\"hello %s\"' \"$SANDCALL_PARAM_NAME\"\n"
+	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/hello"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := writeFile(t, dir, "p.js", `const r = []
+for (const f of [() => tools.call("x_ping", {n: 1}), () => tools.call("hello", {name: "ada"})]) {
+  try { r.push(await f()) } catch (e) { r.push(e.code) }
+}
+return r`)
+	run := func(want string, extra ...string) string {
+		t.Helper()
+		os.Remove(marker)
+		out, errOut, code := sandcallIn(t, dir, nil, append(append([]string{"run", "--isolation", "inprocess", "--json"}, extra...), prog)...)
+		if code != 0 || !strings.Contains(out, `"result":`+want) {
+			t.Errorf("run %v: exit %d, want result %s\n%s%s", extra, code, want, out, errOut)
+		}
+		_, err := os.Stat(marker)
+		if ran := err == nil; ran != strings.HasPrefix(want, "[2") {
+			t.Errorf("run %v: the server's command ran: %v", extra, ran)
+		}
+		return errOut
+	}
+	errOut := run(`["E_TOOL_UNKNOWN","E_TOOL_UNKNOWN"]`)
+	if !strings.Contains(errOut, `x\" from .mcp.json is not trusted`) || !strings.Contains(errOut, "runs sh -c touch") ||
+		!strings.Contains(errOut, "sandcall servers trust") {
+		t.Errorf("the refusal does not name the server, its command and the way out:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "not trusted") || !strings.Contains(errOut, "hello") {
+		t.Errorf("the skipped script is not reported:\n%s", errOut)
+	}
+	run(`[2,"hello ada"]`, "--trust-project")
+	if out, _, _ := sandcallIn(t, dir, nil, "servers", "list"); !strings.Contains(out, "not trusted") {
+		t.Errorf("servers list does not say x is not trusted:\n%s", out)
+	}
+
+	out, errOut, code := sandcallIn(t, dir, nil, "servers", "trust")
+	if code != 0 || !strings.Contains(out, "trusted server x") || !strings.Contains(out, "hello") {
+		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
+	}
+	run(`[2,"hello ada"]`)
+	if out, _, _ := sandcallIn(t, dir, nil, "servers", "list"); strings.Contains(out, "not trusted") {
+		t.Errorf("servers list says a trusted server is not:\n%s", out)
+	}
+
+	// Disabling and enabling keeps the trust; a changed command does not.
+	if _, errOut, code := sandcallIn(t, dir, nil, "servers", "disable", "x"); code != 0 {
+		t.Fatalf("disable: %s", errOut)
+	}
+	if _, errOut, code := sandcallIn(t, dir, nil, "servers", "enable", "x"); code != 0 {
+		t.Fatalf("enable: %s", errOut)
+	}
+	run(`[2,"hello ada"]`)
+	def["args"] = []string{"-c", "touch " + marker + "; exec " + bin + " serve --demo"}
+	cfg, _ = json.Marshal(map[string]any{"mcpServers": map[string]any{"x": def}})
+	writeFile(t, dir, ".mcp.json", string(cfg))
+	if err := os.WriteFile(filepath.Join(dir, ".agents/tools/hello"), []byte(script+"# changed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(`["E_TOOL_UNKNOWN","E_TOOL_UNKNOWN"]`)
+}
