@@ -14,6 +14,7 @@ func TestBench(t *testing.T) {
 	// Parallel: it spends most of its time waiting on a subprocess; the
 	// package's parallel tests run together after the others.
 	t.Parallel()
+	heavy(t)
 	// Every workload, each in a fresh process: minutes on a loaded machine.
 	stdout, stderr, code := sandcallWithin(t, 15*time.Minute, "", "bench", "--json", "--runs", "1")
 	if code != 0 {

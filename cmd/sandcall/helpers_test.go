@@ -22,6 +22,21 @@ import (
 	"github.com/sandcall/sandcall/examples/expense"
 )
 
+// cpuHeavy is held by the tests that keep the CPU busy for long (compiling
+// a 4 MB Go WebAssembly module, every bench workload, a 20 MB request under
+// -race) so that they do not run at the same time as one another: the
+// worker's 30 s compile budget was exceeded when three compiles shared two
+// loaded cores. The other parallel tests, which mostly wait, still overlap
+// them.
+var cpuHeavy sync.Mutex
+
+// heavy holds cpuHeavy until t ends.
+func heavy(t *testing.T) {
+	t.Helper()
+	cpuHeavy.Lock()
+	t.Cleanup(cpuHeavy.Unlock)
+}
+
 // npmMu serializes npm installs among this binary's parallel tests; the
 // lock file (flock) serializes them with other test binaries running
 // beside it (a second `go test` of the package, another package's tests).

@@ -112,6 +112,7 @@ func buildFlowGuest(t *testing.T) string {
 // compiled to wasip1): the broker labels its calls as it does JavaScript's.
 func TestFlowRedTeamWasm(t *testing.T) {
 	t.Parallel()
+	heavy(t)
 	mod := buildFlowGuest(t)
 	// One run at a time: each compiles the 4 MB module, and three
 	// compiles at once on a loaded machine went past the worker's 30 s

@@ -78,6 +78,7 @@ func TestRunCodeLargeWasmOverStdio(t *testing.T) {
 	// Parallel: it spends most of its time waiting on a subprocess; the
 	// package's parallel tests run together after the others.
 	t.Parallel()
+	heavy(t)
 	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm")
 	if err != nil {
 		t.Fatal(err)
