@@ -12,6 +12,7 @@ import (
 // TestPackageDocListsCommands: the package doc lists every command of the
 // command table, with its summary, and no other.
 func TestPackageDocListsCommands(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)

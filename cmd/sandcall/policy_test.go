@@ -17,6 +17,7 @@ func writePolicy(t *testing.T, name, src string) string {
 }
 
 func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
 	ex := filepath.Join("..", "..", "examples", "policies")
 	stdout, stderr, code := sandcall(t, "", "policy", "check", filepath.Join(ex, "expense.yaml"), filepath.Join(ex, "payments.yaml"))
 	if code != 0 || strings.Count(stdout, ": ok (") != 2 {
@@ -42,6 +43,7 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 func TestPolicyTest(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "policies", "*_test.yaml"))
 	stdout, stderr, code := sandcall(t, "", append([]string{"policy", "test"}, files...)...)
 	if code != 0 || strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "PASS  ") {
@@ -60,6 +62,7 @@ func TestPolicyTest(t *testing.T) {
 // metadata takes the tool's from the catalog serve would build (here the
 // demo tools: get_expenses is read-only), as the server decides with it.
 func TestPolicyTestCatalogMeta(t *testing.T) {
+	t.Parallel()
 	pol := writePolicy(t, "ro.yaml", "version: 1\nrules:\n  - {name: reads, match: {read_only: true}, allowed_callers: [code]}\n  - {name: rest, allowed_callers: [direct]}\n")
 	suite := filepath.Join(filepath.Dir(pol), "ro_test.yaml")
 	os.WriteFile(suite, []byte("policy: ro.yaml\ncases:\n  - {name: catalog read, tool: get_expenses, caller: code, expect: allow, rule: reads}\n"), 0o600)
@@ -74,6 +77,7 @@ func TestPolicyTestCatalogMeta(t *testing.T) {
 }
 
 func TestPolicyExplain(t *testing.T) {
+	t.Parallel()
 	pay := filepath.Join("..", "..", "examples", "policies", "payments.yaml")
 	stdout, stderr, code := sandcall(t, "", "policy", "explain", "--policy", pay, "--tool", "send_payment", "--caller", "direct",
 		"--destructive", "--args", `{"amount": 5000, "to": "ACME"}`, "--principal", "alice", "--roles", "finance")
@@ -103,6 +107,7 @@ func TestPolicyExplain(t *testing.T) {
 // TestRunWithPolicy: --policy puts a policy in force for run; an invalid
 // policy stops the command with file:line:col.
 func TestRunWithPolicy(t *testing.T) {
+	t.Parallel()
 	pol := writePolicy(t, "p.yaml", "version: 1\nrules:\n  - name: no-q4\n    tools: [get_expenses]\n    when: 'args.quarter != \"Q4\"'\n    message: Q4 is closed\n")
 	prog := `try { await tools.get_expenses({member_id: "ENG-001", quarter: "Q4"}); return "allowed"; } catch (e) { return e.code + " " + e.rule + " " + e.message; }`
 	stdout, stderr, code := sandcall(t, prog, "run", "--demo", "--isolation", "inprocess", "--policy", pol, "-")

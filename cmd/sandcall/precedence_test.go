@@ -12,6 +12,7 @@ import (
 // TestReservedNames: built-in tools, then the upstream servers' prefixes,
 // win over scripts; other names are free.
 func TestReservedNames(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cfg := `{"mcpServers": {"memory": {"command": "true"}, "my-db": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`
 	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(cfg), 0o644); err != nil {

@@ -11,6 +11,7 @@ import (
 // TestToolsLintDemo: every tool sandcall ships (the demo toolsets and the
 // discovery tools) meets the catalog standard: no errors, no warnings.
 func TestToolsLintDemo(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := sandcallIn(t, t.TempDir(), nil, "tools", "lint", "--demo")
 	if code != 0 || stdout != "" || !strings.Contains(stderr, " 0 errors, 0 warnings") {
 		t.Fatalf("tools lint --demo: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -21,6 +22,7 @@ func TestToolsLintDemo(t *testing.T) {
 // a local script's error carries its file:line and fails the command; the
 // upstream's findings are warnings.
 func TestToolsLintFindings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tools := filepath.Join(dir, ".agents", "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {

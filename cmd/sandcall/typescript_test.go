@@ -21,6 +21,7 @@ import (
 // in both tiers: the language comes from the .ts extension, the result is
 // program.js's.
 func TestRunTypeScript(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "program.ts")
 	if err := os.WriteFile(p, []byte(expense.ProgramTS), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,6 +49,7 @@ func TestRunTypeScript(t *testing.T) {
 // the TypeScript: a syntax error at its line and column, an uncaught error
 // at the line it was thrown from although esbuild drops the type lines.
 func TestRunTypeScriptErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ src, want string }{
 		{"let a: number = 1\nlet b = 2 x", `E_SYNTAX: line 2, column 11: Expected ";" but found "x"`},
 		{"interface A {\n  x: number\n}\n\ntype B = A[]\n  throw new RangeError('bad')", "E_GUEST_ERROR: Uncaught RangeError: bad (line 6:9)"},
@@ -73,6 +75,7 @@ func TestRunTypeScriptErrors(t *testing.T) {
 // TestServeTypeScript sends program.ts to run_code with language
 // "typescript" over stdio, as a model would.
 func TestServeTypeScript(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // JSON, naming the rule, and the run counts one denied call. ping({n: 12})
 // passes the same rule.
 func TestWasmPolicyDenial(t *testing.T) {
+	t.Parallel()
 	mod, err := os.ReadFile("testdata/wasm/call_input.wasm") // input ["NAME",ARGS]: one call, result = payload
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // TestRunCodeWasm runs a WebAssembly module through run_code over stdio in
 // the process tier: first sent whole, then named by its SHA-256 only.
 func TestRunCodeWasm(t *testing.T) {
+	t.Parallel()
 	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm") // calls ping({n: 41})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestRunCodeLargeWasmOverStdio(t *testing.T) {
 	// Parallel: it spends most of its time waiting on a subprocess; the
 	// package's parallel tests run together after the others.
 	t.Parallel()
+	heavy(t)
 	mod, err := os.ReadFile("../../sandbox/wasm/testdata/call_tool.wasm")
 	if err != nil {
 		t.Fatal(err)

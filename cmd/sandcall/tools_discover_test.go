@@ -9,6 +9,7 @@ import (
 // TestToolsSearchDescribe runs `sandcall tools search` and `tools describe`
 // on the demo tools through the real binary.
 func TestToolsSearchDescribe(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := sandcall(t, "", "tools", "search", "--demo", "--json", "--limit", "2", "travel budget of an employee level")
 	if code != 0 {
 		t.Fatalf("tools search: exit %d: %s", code, errOut)
@@ -44,6 +45,7 @@ func TestToolsSearchDescribe(t *testing.T) {
 // describes tools with tools.$search and tools.$describe, whose calls come
 // back to the broker over IPC.
 func TestDiscoveryInProcessTier(t *testing.T) {
+	t.Parallel()
 	prog := `const s = await tools.$search("team members of a department", 2);
 const d = await tools.$describe(s.tools[0].name);
 return {first: s.tools[0].name, described: d.described, decl: d.declarations.includes("get_team_members(args: {")};`
@@ -69,6 +71,7 @@ return {first: s.tools[0].name, described: d.described, decl: d.declarations.inc
 // TestToolsListDemo: `tools list` shows every tool a server would offer:
 // the demo toolsets and the discovery tools, each with source and callers.
 func TestToolsListDemo(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := sandcall(t, "", "tools", "list", "--demo", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)

@@ -10,6 +10,7 @@ import (
 // every thread through AllThreadsSyscall, with cgo through the C
 // constructor; `sandcall doctor` names the way, and neither is the re-exec.
 func TestDoctorLandlockWithoutReexec(t *testing.T) {
+	t.Parallel()
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +21,11 @@ import (
 // approval_timeout, not by the run's wall limit. A person who never answers
 // gets E_TOOL_DENIED, audited as approval_timeout.
 func TestApprovalWaitNotRunTime(t *testing.T) {
+	t.Parallel()
 	const runLimit = 1500 * time.Millisecond
 	for _, tier := range []string{"inprocess", "process"} {
 		t.Run(tier, func(t *testing.T) {
+			t.Parallel() // each tier has its own server; most of the time is waiting
 			dir := t.TempDir()
 			writeFile(t, dir, "policy.yaml", `version: 1
 rules:
@@ -30,11 +33,14 @@ rules:
     tools: [search_news]
     require_approval: true
 `)
+			// approval_timeout: the person's answer after 2×runLimit must
+			// arrive within it on a loaded machine; the never-answered case
+			// waits it out (in parallel with the other tier).
 			cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 audit: audit.jsonl
 limits:
-  approval_timeout: 6s
+  approval_timeout: 15s
 `)
 			cmd := exec.Command(bin, "serve", "--demo", "--isolation", tier, "--config", cfg)
 			cmd.Dir = dir
@@ -77,8 +83,8 @@ limits:
 			}
 			<-asked
 			ok, _, code, msg = runOutcome(t, ctx, cs, map[string]any{"code": prog, "timeout_ms": runLimit.Milliseconds()})
-			if ok || code != "E_TOOL_DENIED" || !strings.Contains(msg, "6s") {
-				t.Fatalf("never answered: ok %v, %s %q; want E_TOOL_DENIED naming the 6s approval timeout\n%s", ok, code, msg, stderr.String())
+			if ok || code != "E_TOOL_DENIED" || !strings.Contains(msg, "15s") {
+				t.Fatalf("never answered: ok %v, %s %q; want E_TOOL_DENIED naming the 15s approval timeout\n%s", ok, code, msg, stderr.String())
 			}
 			<-asked
 			data, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
@@ -96,5 +102,73 @@ limits:
 				t.Errorf("audited decisions %v, want [approved approval_timeout]\n%s", decisions, data)
 			}
 		})
+	}
+}
+
+// TestApprovalPromptShowsBidi: an argument built to render reversed
+// (Trojan Source) reaches the person's approval prompt and the audit record
+// with its bidirectional controls escaped visibly, never raw.
+func TestApprovalPromptShowsBidi(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pol := writeFile(t, dir, "policy.yaml", `version: 1
+rules:
+  - name: ask-news
+    tools: [search_news]
+    require_approval: true
+    log_args: true
+`)
+	audit := filepath.Join(dir, "audit.jsonl")
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--policy", pol, "--audit", audit)
+	cmd.Dir = dir
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var asked []string
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	const trojan = "\u202E0001 DSU\u202C"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_news", Arguments: map[string]any{"query": trojan}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	cmd.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times, want once\n%s", len(asked), stderr.String())
+	}
+	if strings.ContainsAny(asked[0], "\u202E\u202C") || !strings.Contains(asked[0], `\u202E0001 DSU\u202C`) {
+		t.Errorf("the prompt shows the bidi controls raw or not at all: %q", asked[0])
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil || rec["tool"] != "search_news" {
+			continue
+		}
+		found = true
+		args, _ := rec["args"].(string)
+		if strings.ContainsAny(args, "\u202E\u202C") || !strings.Contains(args, `\u202E0001 DSU\u202C`) {
+			t.Errorf("the audit record's args show the bidi controls raw or not at all: %q", args)
+		}
+	}
+	if !found {
+		t.Errorf("no audit record of the call:\n%s", data)
 	}
 }

@@ -18,6 +18,7 @@ import (
 // progress notifications of run_code name the upstream call and how far it
 // is ("everything_trigger_long_running_operation: 2/3").
 func TestUpstreamProgressInRunProgress(t *testing.T) {
+	t.Parallel()
 	dir := everythingProject(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -47,13 +48,15 @@ func TestUpstreamProgressInRunProgress(t *testing.T) {
 			if strings.Contains(r.Params.Message, tool+": ") {
 				once.Do(func() { close(seen) })
 			}
-		}}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		}}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	t.Cleanup(func() { kill(cmd) })
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	// The upstream attaches in the background: wait until it is listed.
+	// The upstream attaches in the background: wait until it is listed,
+	// listing again on each list_changed (2025-11-25: no client-side cache
+	// of tools/list, see connectWatch).
 	for listed := false; !listed; {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {

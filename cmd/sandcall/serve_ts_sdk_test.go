@@ -114,33 +114,11 @@ func TestTypeScriptSDK(t *testing.T) {
 
 // installTSSDK installs the pinned SDK once into a temp dir keyed by version
 // and reuses it on later runs.
-func installTSSDK(t *testing.T, npm string) string {
+func installTSSDK(t *testing.T, _ string) string {
 	t.Helper()
 	dir := filepath.Join(os.TempDir(), "sandcall-ts-sdk-"+tsSDKVersion)
 	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	if installedVersion(pkg) == tsSDKVersion {
-		return dir
-	}
-	tmp, err := os.MkdirTemp("", "sandcall-ts-sdk-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
-		"@modelcontextprotocol/sdk@"+tsSDKVersion)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipped: npm install @modelcontextprotocol/sdk@%s failed (no registry access?): %v\n%s", tsSDKVersion, err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil && installedVersion(pkg) != tsSDKVersion {
-		t.Fatal(err)
-	}
+	npmInstall(t, dir, func() bool { return installedVersion(pkg) == tsSDKVersion }, "@modelcontextprotocol/sdk@"+tsSDKVersion)
 	return dir
 }
 

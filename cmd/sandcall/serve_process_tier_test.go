@@ -20,6 +20,7 @@ import (
 // pool plus at most 16 idle workers (max_running) kept for the principal —
 // no worker leaked.
 func TestConcurrentRunsOverHTTP(t *testing.T) {
+	t.Parallel()
 	url, cmd := startHTTP(t, "--demo", "--workers", "4")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -73,7 +74,7 @@ func TestConcurrentRunsOverHTTP(t *testing.T) {
 	// its 4 warm workers and at most 16 idle ones (max_running: 4 per
 	// worker of the pool) kept for the principal's next runs.
 	var kids []int
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		kids = children(cmd.Process.Pid)
 		if len(kids) >= 4 && len(kids) <= 4+16 {
 			break
@@ -83,7 +84,7 @@ func TestConcurrentRunsOverHTTP(t *testing.T) {
 		t.Errorf("server has %d child processes after the load, want its 4 warm workers and at most 16 idle: %v", len(kids), kids)
 	}
 	kill(cmd)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if alive(kids) == 0 {
 			return
 		}

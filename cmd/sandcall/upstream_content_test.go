@@ -17,6 +17,7 @@ import (
 // program as objects ({type, mimeType, data}, {type, uri, name},
 // {type, uri, text}), where they used to be dropped.
 func TestUpstreamContentTypes(t *testing.T) {
+	t.Parallel()
 	dir := everythingProject(t)
 	out := runProgramIn(t, dir, `const img = await tools.everything_get_tiny_image({});
 const links = await tools.everything_get_resource_links({count: 2});
@@ -57,6 +58,7 @@ return {img, links, ref};`)
 // "everything" server's get_roots_list) gets the project root, where
 // sandcall runs, instead of an empty list.
 func TestUpstreamRoots(t *testing.T) {
+	t.Parallel()
 	dir := everythingProject(t)
 	out := runProgramIn(t, dir, `return await tools.everything_get_roots_list({});`)
 	real, _ := filepath.EvalSymlinks(dir)

@@ -47,6 +47,7 @@ func runFlow(t *testing.T, args ...string) runJSON {
 // names, the flow in the message; with the clean inbox the same program
 // succeeds with nothing denied.
 func TestFlowRedTeam(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join("testdata", "flow", "*.js"))
 	if len(files) < 4 {
 		t.Fatalf("red-team programs: %v", files)
@@ -110,38 +111,47 @@ func buildFlowGuest(t *testing.T) string {
 // TestFlowRedTeamWasm: the same attacks from a WebAssembly guest (Go
 // compiled to wasip1): the broker labels its calls as it does JavaScript's.
 func TestFlowRedTeamWasm(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	mod := buildFlowGuest(t)
+	// One run at a time: each compiles the 4 MB module, and three
+	// compiles at once on a loaded machine went past the worker's 30 s
+	// compile budget (E_MODULE_LIMIT).
 	for _, tc := range []struct{ mode, rule string }{{"forward", "no-exfiltration"}, {"delete", "no-untrusted-destruction"}} {
-		type out struct {
-			Acted  *int `json:"acted"`
-			Denied *struct {
-				Code, Rule, Message string
-			} `json:"denied"`
-		}
-		// The guest is 4 MB of Go: its first compile may take seconds on a
-		// loaded machine, hence the generous timeout.
-		args := []string{"--lang", "wasm", "--timeout", "60s", "--input", `"` + tc.mode + `"`, "--policy", flowPolicy}
-		r := runFlow(t, append(append([]string{"--demo-inbox", "injected"}, args...), mod)...)
-		var o out
-		_ = json.Unmarshal(r.Result, &o)
-		if !r.OK || o.Denied == nil || o.Denied.Code != "E_TOOL_DENIED" || o.Denied.Rule != tc.rule ||
-			!strings.Contains(o.Denied.Message, "list_messages (call 1, untrusted)") {
-			t.Errorf("%s injected: %+v %s", tc.mode, r.Error, r.Result)
-		}
-		r = runFlow(t, append(append([]string{"--demo-inbox", "clean"}, args...), mod)...)
-		o = out{}
-		_ = json.Unmarshal(r.Result, &o)
-		if !r.OK || o.Acted == nil || *o.Acted != 0 || r.Calls.Denied != 0 {
-			t.Errorf("%s clean: %+v %s", tc.mode, r.Error, r.Result)
-		}
+		t.Run(tc.mode, func(t *testing.T) {
+			type out struct {
+				Acted  *int `json:"acted"`
+				Denied *struct {
+					Code, Rule, Message string
+				} `json:"denied"`
+			}
+			// The guest is 4 MB of Go: its first compile may take seconds on a
+			// loaded machine, hence the generous timeout.
+			args := []string{"--lang", "wasm", "--timeout", "60s", "--input", `"` + tc.mode + `"`, "--policy", flowPolicy}
+			r := runFlow(t, append(append([]string{"--demo-inbox", "injected"}, args...), mod)...)
+			var o out
+			_ = json.Unmarshal(r.Result, &o)
+			if !r.OK || o.Denied == nil || o.Denied.Code != "E_TOOL_DENIED" || o.Denied.Rule != tc.rule ||
+				!strings.Contains(o.Denied.Message, "list_messages (call 1, untrusted)") {
+				t.Errorf("%s injected: %+v %s", tc.mode, r.Error, r.Result)
+			}
+			r = runFlow(t, append(append([]string{"--demo-inbox", "clean"}, args...), mod)...)
+			o = out{}
+			_ = json.Unmarshal(r.Result, &o)
+			if !r.OK || o.Acted == nil || *o.Acted != 0 || r.Calls.Denied != 0 {
+				t.Errorf("%s clean: %+v %s", tc.mode, r.Error, r.Result)
+			}
+		})
 	}
 	// Opaque handles through the ABI: the delete before the handle is read
 	// goes through, the one after is denied naming the inbox.
-	r := runFlow(t, "--demo-inbox", "injected", "--lang", "wasm", "--timeout", "60s", "--input", `"handle"`, "--policy", flowPolicy, mod)
-	if !r.OK || !strings.Contains(string(r.Result), `"rule":"no-untrusted-destruction"`) ||
-		!strings.Contains(string(r.Result), "list_messages (call 1, untrusted)") || r.Calls.Denied != 1 {
-		t.Errorf("handles from wasm: %+v %s", r.Error, r.Result)
-	}
+	t.Run("handle", func(t *testing.T) {
+		r := runFlow(t, "--demo-inbox", "injected", "--lang", "wasm", "--timeout", "60s", "--input", `"handle"`, "--policy", flowPolicy, mod)
+		if !r.OK || !strings.Contains(string(r.Result), `"rule":"no-untrusted-destruction"`) ||
+			!strings.Contains(string(r.Result), "list_messages (call 1, untrusted)") || r.Calls.Denied != 1 {
+			t.Errorf("handles from wasm: %+v %s", r.Error, r.Result)
+		}
+	})
 }
 
 // TestFlowMaliciousUpstream: an upstream MCP server (the official
@@ -151,6 +161,7 @@ func TestFlowRedTeamWasm(t *testing.T) {
 // get (untrusted), so the destructive call the injection asks for is
 // denied, naming the upstream tool in the flow.
 func TestFlowMaliciousUpstream(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
 	}
@@ -206,6 +217,7 @@ return m ? m[1] : null;`
 // flow rule, and denied with the flow named under it, the legitimate work
 // done both times.
 func TestDemoInbox(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := sandcall(t, "", "demo", "--isolation", "inprocess", "inbox")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
@@ -224,6 +236,7 @@ func TestDemoInbox(t *testing.T) {
 // TestPolicyExplainFlow: explain shows the labels, the run label and the
 // flow behind a denial.
 func TestPolicyExplainFlow(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := sandcall(t, "", "policy", "explain", "--policy", flowPolicy, "--demo-inbox", "injected", "--tool", "delete_message",
 		"--caller", "code", "--args", `{"id":"M-1"}`, "--read", "list_messages")
 	for _, want := range []string{"decision:  deny", "rule:      no-untrusted-destruction", "run label: untrusted, public",
@@ -248,6 +261,7 @@ func TestPolicyExplainFlow(t *testing.T) {
 // draft's booleans), and the read_output pages of a cut result keep it; a
 // run that read nothing labelled is trusted and public.
 func TestServeResultLabel(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo-inbox", "injected", "--isolation", "inprocess", "--policy", flowPolicy)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -303,6 +317,7 @@ return {pad: "x".repeat(300000), n: ms.length, who: c.name};`
 // the run trusted, so a destructive call the program planned goes through;
 // once the program reads the handle's value, the same call is denied.
 func TestFlowHandlesBinary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "p.js")
 	src := `const h = await tools.list_messages({}, { opaque: true });

@@ -37,44 +37,21 @@ func installNPMServers(t *testing.T) string {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("skipped: node is not installed (needed to run the npm MCP servers)")
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed")
-	}
 	dir := filepath.Join(os.TempDir(), "sandcall-npm-servers-"+npmServersVersion)
-	bins := filepath.Join(dir, "node_modules", ".bin")
 	pkgs := []string{"server-memory", "server-everything"}
-	ok := true
-	for _, p := range pkgs {
-		ok = ok && installedVersion(filepath.Join(dir, "node_modules", "@modelcontextprotocol", p, "package.json")) == npmServersVersion
-	}
-	if ok {
-		return bins
-	}
-	tmp, err := os.MkdirTemp("", "sandcall-npm-servers-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	args := []string{"install", "--no-audit", "--no-fund", "--no-package-lock"}
+	var args []string
 	for _, p := range pkgs {
 		args = append(args, "@modelcontextprotocol/"+p+"@"+npmServersVersion)
 	}
-	cmd := exec.CommandContext(ctx, npm, args...)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipped: npm install of the MCP servers failed (no registry access?): %v\n%s", err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		t.Fatal(err)
-	}
-	return bins
+	npmInstall(t, dir, func() bool {
+		for _, p := range pkgs {
+			if installedVersion(filepath.Join(dir, "node_modules", "@modelcontextprotocol", p, "package.json")) != npmServersVersion {
+				return false
+			}
+		}
+		return true
+	}, args...)
+	return filepath.Join(dir, "node_modules", ".bin")
 }
 
 // markEnv names the variable each test upstream gets in its env: every
@@ -188,6 +165,19 @@ func startServe(t *testing.T, dir string) (*exec.Cmd, <-chan struct{}, *syncBuff
 // is closed when cmd has exited.
 func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.ClientSession, exited <-chan struct{}) {
 	t.Helper()
+	cs, exited, _ = connectWatch(t, ctx, cmd)
+	return cs, exited
+}
+
+// connectWatch is connect with a client told of
+// notifications/tools/list_changed: changed receives one (coalesced) per
+// notification. The session speaks 2025-11-25: a 2026-07-28 go-sdk client
+// serves tools/list from its cache for the server's ttl (60 s), and a
+// notification that lands while a tools/list is in flight is followed by
+// that (stale) answer being cached: the tool would show only after the
+// ttl. So a test waiting for a tool lists afresh on each notification.
+func connectWatch(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.ClientSession, exited <-chan struct{}, changed <-chan struct{}) {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -202,12 +192,41 @@ func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd) (cs *mcp.ClientSe
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	ch := make(chan struct{}, 1)
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.IOTransport{Reader: out, Writer: in}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	return cs, done
+	return cs, done, ch
+}
+
+// waitTool waits until tools/list names name, listing again on each
+// notifications/tools/list_changed; false if bound passes first (a hang
+// guard, not a timing).
+func waitTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, changed <-chan struct{}, name string, bound time.Duration) bool {
+	t.Helper()
+	timeout := time.After(bound)
+	for {
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name }) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 // assertAllGone checks that sandcall exits within bound of exited and that
@@ -218,10 +237,10 @@ func assertAllGone(t *testing.T, exited <-chan struct{}, mark string, stderr *sy
 	defer func() { t.Logf("sandcall and its upstreams gone %v after the signal", time.Since(t0)) }()
 	select {
 	case <-exited:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("sandcall still runs 20s after SIGTERM\nstderr: %s", stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("sandcall still runs 2 minutes after SIGTERM\nstderr: %s", stderr.String())
 	}
-	if !waitFor(20*time.Second, func() bool { return len(marked(mark)) == 0 }) {
+	if !waitFor(time.Minute, func() bool { return len(marked(mark)) == 0 }) {
 		t.Fatalf("upstream processes left behind: %v\nstderr: %s", marked(mark), stderr.String())
 	}
 }
@@ -231,6 +250,7 @@ func assertAllGone(t *testing.T, exited <-chan struct{}, mark string, stderr *sy
 // for either, lists the memory server's tools as soon as it is up, and on
 // SIGTERM exits with every upstream process (the hung one's child too).
 func TestServeHungUpstream(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	mark := fmt.Sprintf("hung-%d-%d", os.Getpid(), time.Now().UnixNano())
 	dir := hungProject(t, bins, mark)
@@ -238,26 +258,19 @@ func TestServeHungUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	cs, exited := connect(t, ctx, cmd)
+	cs, exited, changed := connectWatch(t, ctx, cmd)
 	// The hung server's dial timeout is 10 minutes: before background
 	// attach, initialize waited for it.
 	t.Logf("initialize answered after %v", time.Since(t0))
 	if time.Since(t0) > time.Minute {
 		t.Fatalf("initialize took %v: it waited for the hung upstream", time.Since(t0))
 	}
-	has := func(name string) bool {
-		lt, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
-	}
-	if !waitFor(90*time.Second, func() bool { return has("memory_read_graph") }) {
+	if !waitTool(t, ctx, cs, changed, "memory_read_graph", 90*time.Second) {
 		t.Fatalf("memory_read_graph not listed\nstderr: %s", stderr.String())
 	}
 	t.Logf("memory tools listed after %v", time.Since(t0))
 	// The hung server's child is up too: SIGTERM must take it down.
-	if !waitFor(30*time.Second, func() bool { return len(marked(mark)) >= 3 }) {
+	if !waitFor(time.Minute, func() bool { return len(marked(mark)) >= 3 }) {
 		t.Fatalf("want the memory server, the hung server and its child; marked: %v", marked(mark))
 	}
 	t1 := time.Now()
@@ -277,6 +290,7 @@ func TestServeHungUpstream(t *testing.T) {
 // be lost or leave children: while the upstreams are being dialled before
 // any client spoke, and right after initialize.
 func TestServeSIGTERMAnyMoment(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	for _, moment := range []string{"during-dial", "after-initialize"} {
 		t.Run(moment, func(t *testing.T) {
@@ -299,7 +313,7 @@ func TestServeSIGTERMAnyMoment(t *testing.T) {
 				exited = done
 				// Both servers started (the hung one has its child): the
 				// dials are in progress.
-				if !waitFor(30*time.Second, func() bool { return len(marked(mark)) >= 3 }) {
+				if !waitFor(time.Minute, func() bool { return len(marked(mark)) >= 3 }) {
 					t.Fatalf("upstreams not started; marked: %v\nstderr: %s", marked(mark), stderr.String())
 				}
 			} else {
@@ -318,6 +332,7 @@ func TestServeSIGTERMAnyMoment(t *testing.T) {
 // TestUpstreamDiesWithSandcall kills sandcall outright (SIGKILL: nothing of
 // it runs): the parent-death signal takes its upstream servers with it.
 func TestUpstreamDiesWithSandcall(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	mark := fmt.Sprintf("kill-%d-%d", os.Getpid(), time.Now().UnixNano())
 	dir := hungProject(t, bins, mark)
@@ -326,7 +341,7 @@ func TestUpstreamDiesWithSandcall(t *testing.T) {
 	defer cancel()
 	_, exited := connect(t, ctx, cmd)
 	var children []int
-	if !waitFor(30*time.Second, func() bool {
+	if !waitFor(time.Minute, func() bool {
 		children = children[:0]
 		for _, pid := range marked(mark) {
 			if parentOf(pid) == cmd.Process.Pid {
@@ -339,7 +354,7 @@ func TestUpstreamDiesWithSandcall(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	<-exited
-	if !waitFor(20*time.Second, func() bool {
+	if !waitFor(time.Minute, func() bool {
 		for _, pid := range children {
 			if s := procState(pid); s != 0 && s != 'Z' {
 				return false
@@ -356,6 +371,7 @@ func TestUpstreamDiesWithSandcall(t *testing.T) {
 // program that uses the memory server: only that one is started, and the
 // run does not wait on the others.
 func TestRunStartsOnlyNamedServers(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	dir := t.TempDir()
 	hung, _ := filepath.Abs(filepath.Join("testdata", "hung_upstream.sh"))
@@ -404,7 +420,7 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 			t.Errorf("server %s started: %v, want %v", name, got, want)
 		}
 	}
-	if !waitFor(20*time.Second, func() bool { return len(marked(mark)) == 0 }) {
+	if !waitFor(time.Minute, func() bool { return len(marked(mark)) == 0 }) {
 		t.Errorf("processes left after run: %v", marked(mark))
 	}
 }
@@ -415,6 +431,7 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 // --mcp-config it reads only its own file, so a server listed only in the
 // client's file is not started.
 func TestServeSkipsItself(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	mark := fmt.Sprintf("self-%d-%d", os.Getpid(), time.Now().UnixNano())
 	dir := hungProject(t, bins, mark) // memory and hung, in .mcp.json
@@ -459,7 +476,7 @@ func TestServeSkipsItself(t *testing.T) {
 	if strings.Contains(string(out), "sandcall_run_code") || strings.Contains(string(out), "dev_run_code") {
 		t.Errorf("sandcall listed its own tools:\n%s", out)
 	}
-	if !waitFor(20*time.Second, func() bool { return len(marked(clientOnly)) == 0 }) {
+	if !waitFor(time.Minute, func() bool { return len(marked(clientOnly)) == 0 }) {
 		t.Errorf("tools list left the client-only server running: %v", marked(clientOnly))
 	}
 
@@ -468,11 +485,8 @@ func TestServeSkipsItself(t *testing.T) {
 	cmd.Dir = dir
 	stderr := new(syncBuffer)
 	cmd.Stderr = stderr
-	cs, exited := connect(t, ctx, cmd)
-	if !waitFor(90*time.Second, func() bool {
-		lt, err := cs.ListTools(ctx, nil)
-		return err == nil && slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == "memory_read_graph" })
-	}) {
+	cs, exited, changed := connectWatch(t, ctx, cmd)
+	if !waitTool(t, ctx, cs, changed, "memory_read_graph", 90*time.Second) {
 		t.Fatalf("memory_read_graph not listed\nstderr: %s", stderr.String())
 	}
 	if left := marked(clientOnly); len(left) > 0 {

@@ -10,6 +10,7 @@ import (
 // that can only be called as a task, which sandcall does not do): `tools
 // list` leaves it out and says why; the server's other tools are listed.
 func TestTaskRequiredToolLeftOut(t *testing.T) {
+	t.Parallel()
 	dir := everythingProject(t)
 	if _, errOut, code := sandcallIn(t, dir, nil, "servers", "trust"); code != 0 {
 		t.Fatalf("servers trust: exit %d\n%s", code, errOut)

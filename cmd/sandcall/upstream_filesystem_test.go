@@ -28,35 +28,10 @@ func installNPM(t *testing.T, pkg, version string) string {
 	if testing.Short() {
 		t.Skip("skipped with -short: installs " + pkg + " from npm")
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed")
-	}
 	key := strings.NewReplacer("@", "", "/", "-").Replace(pkg) + "-" + version
 	dir := filepath.Join(os.TempDir(), "sandcall-npm-"+key)
 	pkgJSON := filepath.Join(append([]string{dir, "node_modules"}, append(strings.Split(pkg, "/"), "package.json")...)...)
-	if installedVersion(pkgJSON) == version {
-		return dir
-	}
-	tmp, err := os.MkdirTemp("", "sandcall-npm-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-package-lock", pkg+"@"+version)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipped: npm install %s@%s failed (no registry access?): %v\n%s", pkg, version, err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil && installedVersion(pkgJSON) != version {
-		t.Fatal(err)
-	}
+	npmInstall(t, dir, func() bool { return installedVersion(pkgJSON) == version }, pkg+"@"+version)
 	return dir
 }
 
@@ -201,6 +176,7 @@ func runCode(t *testing.T, cs *mcp.ClientSession, code string) (ok bool, result 
 //   - tools.no_such_tool() and a misspelling are E_TOOL_UNKNOWN with a
 //     did-you-mean hint.
 func TestRealUpstreamReachable(t *testing.T) {
+	t.Parallel()
 	project, data := fsProject(t, 5)
 	cs, changed := fsSession(t, project)
 	ctx := context.Background()
@@ -304,6 +280,7 @@ func jsonString(s string) string {
 // `policy explain` see the same catalog as the server (the real filesystem
 // server from npm, no policy) and give the same answers.
 func TestRealUpstreamCLIParity(t *testing.T) {
+	t.Parallel()
 	project, _ := fsProject(t, 0)
 	cs, changed := fsSession(t, project)
 	ctx := context.Background()

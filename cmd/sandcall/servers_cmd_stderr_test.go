@@ -15,6 +15,7 @@ import (
 // stderr (the npm memory server announces itself there), and the test
 // does not wait after the answer.
 func TestServersTestStderr(t *testing.T) {
+	t.Parallel()
 	bins := installNPMServers(t)
 	dir := t.TempDir()
 	broken := `echo "npm error code E404" >&2; ` +

@@ -21,6 +21,7 @@ import (
 // whole pool and queue; it just does not get more than its share while
 // someone else waits).
 func TestFairShareOverHTTP(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
@@ -26,7 +25,9 @@ func reusePool(t *testing.T, reuse int) (*bindings.Runner, func() []int) {
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	limits := sandbox.Limits{Timeout: 10 * time.Second}.Resolve()
+	// The longest deadline: the tests are about what a job leaves, and the
+	// leak program's megabytes of garbage took over 10 s on a loaded machine.
+	limits := sandbox.Limits{Timeout: sandbox.MaxTimeout}.Resolve()
 	args := workerArgs(limits, false, reuse)
 	rep := confine.Probe(confine.Config{WorkerArgs: args, Executable: bin})
 	var mu sync.Mutex
@@ -72,6 +73,7 @@ func reusePool(t *testing.T, reuse int) (*bindings.Runner, func() []int) {
 // secret within one job. The same program twice also covers the worker's
 // compiled-program cache.
 func TestReuseLeavesNothingJS(t *testing.T) {
+	t.Parallel()
 	r, pids := reusePool(t, 8)
 	src, err := os.ReadFile("testdata/reuse/leak.js")
 	if err != nil {
@@ -110,6 +112,7 @@ func TestReuseLeavesNothingJS(t *testing.T) {
 // TestReuseLeavesNothingWasm: a module instance's memory and globals do not
 // survive into the next run of the same (cached) module in the same worker.
 func TestReuseLeavesNothingWasm(t *testing.T) {
+	t.Parallel()
 	r, pids := reusePool(t, 8)
 	mod := leakModule()
 	for i := 1; i <= 3; i++ {
@@ -179,11 +182,14 @@ func leakModule() []byte {
 // to start rather than run with less, and the run probes afresh and
 // succeeds.
 func TestRunProbeCacheFailsClosed(t *testing.T) {
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Parallel()
+	cache, dir := t.TempDir(), t.TempDir()
+	prog := writeFile(t, dir, "prog.js", "return 1")
 	run := func() (string, string) {
 		t.Helper()
-		out, stderr, code := sandcall(t, "return 1", "run", "--log-level", "info", "-")
+		// The cache dir goes to the child's environment, not this
+		// process's (t.Setenv would forbid running in parallel).
+		out, stderr, code := sandcallIn(t, dir, []string{"XDG_CACHE_HOME=" + cache}, "run", "--log-level", "info", prog)
 		if code != 0 || strings.TrimSpace(out) != "1" {
 			t.Fatalf("run: exit %d, %q, %s", code, out, stderr)
 		}

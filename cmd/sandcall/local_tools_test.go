@@ -50,6 +50,7 @@ func copyTree(t *testing.T, src string) string {
 // script named search_tools does not replace the built-in, and tools check
 // reports it.
 func TestConventionScripts(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("skipped: node is not installed (one of the scripts is a node script)")
 	}

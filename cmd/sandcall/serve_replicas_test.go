@@ -169,6 +169,7 @@ func decodeText[T any](t *testing.T, res *mcp.CallToolResult) T {
 // cut result across both replicas, a rate limit of 3 holds across them,
 // and killing one replica mid-run fails only its in-flight run.
 func TestReplicas(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

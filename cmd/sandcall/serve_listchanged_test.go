@@ -16,6 +16,7 @@ import (
 // connected to `sandcall serve` over stdio: the client gets
 // notifications/tools/list_changed and the new tool is listed.
 func TestServeListChanged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".agents/tools"), 0o755); err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestServeListChanged(t *testing.T) {
 // is connected: the tool the new policy makes code-only leaves tools/list,
 // and the client is told with notifications/tools/list_changed.
 func TestServePolicyReloadListChanged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(pol, []byte("version: 1\nrules: []\n"), 0o644); err != nil {
