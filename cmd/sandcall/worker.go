@@ -33,8 +33,14 @@ func workerArgs(limits sandbox.Limits, warmTS bool, reuse int) []string {
 	if reuse > 1 {
 		cpu = cpu*reuse + 2
 	}
+	// A module's compilation is bounded by the run's own wall clock and
+	// CPU limit in the worker, where a compile-time bomb costs only that
+	// process; the budget is no shorter than the longest run, so a large
+	// module compiling on a loaded machine fails only when the run would.
+	compile := max(30, int((max(limits.Timeout, sandbox.MaxTimeout)+2*time.Second-1)/time.Second))
 	args := []string{"worker",
 		"--memory-bytes", strconv.FormatInt(limits.MemoryBytes, 10),
+		"--compile-seconds", strconv.Itoa(compile),
 		"--cpu-seconds", strconv.Itoa(cpu),
 		"--reuse", strconv.Itoa(max(reuse, 1))}
 	if warmTS {
@@ -61,6 +67,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	cpu := fs.Int("cpu-seconds", 0, "")
 	warmTypeScript := fs.Bool("warm-ts", false, "")
 	reuse := fs.Int("reuse", 1, "")
+	compileSeconds := fs.Int("compile-seconds", 30, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitUsage
@@ -77,7 +84,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	tsx := ts.New(ts.Config{JS: eng, CacheBytes: tsBytes})
 	// WebAssembly is compiled here, in the worker, where a compile-time
 	// bomb or code that stalls the runtime costs only this process.
-	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: modules, CompileTimeout: 30 * time.Second})
+	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: modules, CompileTimeout: time.Duration(max(*compileSeconds, 1)) * time.Second})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitFailure
