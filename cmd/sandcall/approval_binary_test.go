@@ -57,6 +57,7 @@ func approvalProject(t *testing.T) (dir, effects string) {
 //   - a direct call of pay answers input-required; the answer makes it
 //     once, and the same answer sent again is refused (one-time use).
 func TestApprovalWasmBinary(t *testing.T) {
+	t.Parallel()
 	dir, effects := approvalProject(t)
 	p := serveIn(t, dir, "127.0.0.1:0", "--config", "sandcall.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

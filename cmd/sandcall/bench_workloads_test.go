@@ -10,6 +10,8 @@ import (
 // first-run rows with both tiers, interleaved), and an unknown name is a
 // usage error that lists the known ones.
 func TestBenchWorkloads(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	stdout, stderr, code := sandcall(t, "", "bench", "--json", "--workloads", "first-run-return1", "--runs", "3")
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)

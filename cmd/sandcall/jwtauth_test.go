@@ -165,6 +165,7 @@ func runPing(t *testing.T, url, tok string) any {
 // the metadata, which the go-sdk's own discovery helper accepts; forged
 // kids cause one JWKS refresh, not one each.
 func TestServeJWTAuth(t *testing.T) {
+	t.Parallel()
 	is := newJWTIssuer(t, "rsa1", "ec1")
 	other := newJWTIssuer(t) // same kids, other keys
 	dir := t.TempDir()
@@ -271,6 +272,7 @@ auth:
 // configured here, so a no-token request still gets its 401), and once
 // the JWKS is back the same token works without a restart.
 func TestServeJWTAuthKeysDown(t *testing.T) {
+	t.Parallel()
 	is := newJWTIssuer(t, "ed1")
 	is.down.Store(true)
 	dir := t.TempDir()
@@ -306,6 +308,7 @@ func TestServeJWTAuthKeysDown(t *testing.T) {
 // TestServeJWTAuthConfigErrors: bad hosted-auth settings stop serve with a
 // message naming the key.
 func TestServeJWTAuthConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct{ yaml, want string }{
 		{"auth:\n  jwt:\n    jwks_url: https://idp.example/jwks\n", "auth.jwt.issuer"},

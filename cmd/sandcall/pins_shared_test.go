@@ -16,6 +16,7 @@ import (
 // disabled on both; `sandcall tools approve` run in one dir re-enables it
 // on the other, whose pin file was never written: the pins are in Redis.
 func TestPinsSharedAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	r := storetest.StartRedis(t)
 	up := newUpstream()
 	ts := httptest.NewServer(authHandler(up))
