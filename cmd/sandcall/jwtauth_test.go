@@ -344,26 +344,7 @@ func TestServeJWTAuthConfigErrors(t *testing.T) {
 // streamable HTTP client runs a program with a JWT as jwt:alice.
 func TestTypeScriptSDKJWT(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (needed to run the TypeScript MCP SDK)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
-	}
-	dir := installTSSDK(t, npm)
-	script, err := os.ReadFile(filepath.Join("testdata", "ts_jwt_client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := filepath.Join(dir, "ts_jwt_client.mjs")
-	if err := os.WriteFile(client, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, client := tsSDKScript(t, "ts_jwt_client.mjs")
 	is := newJWTIssuer(t, "ec1")
 	cfgDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfgDir, "policy.yaml"), []byte(`version: 1

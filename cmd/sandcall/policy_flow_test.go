@@ -162,26 +162,7 @@ func TestFlowRedTeamWasm(t *testing.T) {
 // denied, naming the upstream tool in the flow.
 func TestFlowMaliciousUpstream(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
-	}
-	sdk := installTSSDK(t, npm)
-	script, err := os.ReadFile(filepath.Join("testdata", "flow", "liar_server.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := filepath.Join(sdk, "liar_server.mjs") // node resolves the SDK there
-	if err := os.WriteFile(server, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, server := tsSDKScript(t, filepath.Join("flow", "liar_server.mjs"))
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"liar": map[string]any{"command": node, "args": []string{server}}}})
 	flow, err := os.ReadFile(flowPolicy)

@@ -23,27 +23,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	// Parallel: it spends most of its time waiting on a subprocess; the
 	// package's parallel tests run together after the others.
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (needed to run the TypeScript MCP SDK)")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
-	}
-	dir := installTSSDK(t, npm)
-	script, err := os.ReadFile(filepath.Join("testdata", "ts_client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The script runs from the install dir so that node resolves the SDK there.
-	client := filepath.Join(dir, "ts_client.mjs")
-	if err := os.WriteFile(client, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, client := tsSDKScript(t, "ts_client.mjs")
 	prog := writeProgram(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -110,6 +90,34 @@ func TestTypeScriptSDK(t *testing.T) {
 	if !got.Failed.IsError || got.Failed.Code != "E_GUEST_ERROR" {
 		t.Errorf("failing program via the TS SDK = %+v", got.Failed)
 	}
+}
+
+// tsSDKScript skips the test with -short or without node and npm, installs
+// the pinned SDK and copies testdata/rel into its install dir, where node
+// resolves the SDK; it returns node and the script's path there.
+func tsSDKScript(t *testing.T, rel string) (node, path string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped with -short: installs the TypeScript MCP SDK from npm")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (needed to run the TypeScript MCP SDK)")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("skipped: npm is not installed (needed to install the TypeScript MCP SDK)")
+	}
+	sdk := installTSSDK(t, npm)
+	script, err := os.ReadFile(filepath.Join("testdata", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(sdk, filepath.Base(rel))
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, path
 }
 
 // installTSSDK installs the pinned SDK once into a temp dir keyed by version
