@@ -403,6 +403,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Result, *Suspension) {
 	start := time.Now()
 	id := newRunID()
+	ctx, span := r.startRunSpan(ctx, id, req.Program.Language)
 	lim := r.requestLimits(req.Limits)
 	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
 		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
@@ -503,6 +504,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	label, sources := h.Label()
 	res.Meta = LabelMeta(label, sources)
 	r.auditRun(res, h.principal, label)
+	endRunSpan(span, res)
 	if h.run.rp != nil {
 		if susp := h.run.rp.suspension(); susp != nil {
 			return res, susp

@@ -39,6 +39,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	c.register(fs)
 	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
 	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address; requires bearer tokens (auth.tokens in the config file)")
+	otlp := registerTracing(fs)
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM over HTTP, how long running programs may take to finish while new requests get 503 + Retry-After")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -58,6 +59,12 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "--allow-remote needs --http")
 	}
 	log := c.logger(e.stderr)
+	tp, stopTracing, err := setupTracing(ctx, e.stderr, c.cfg.Tracing, *otlp, log)
+	if err != nil {
+		return usageErr(e, fs, "%v", err)
+	}
+	defer stopTracing()
+	c.tracer = tp
 	if *addr != "" {
 		c.metrics = mcpserver.NewMetrics()
 	}
@@ -78,6 +85,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
+	}
+	if tp != nil {
+		srv.MCP().AddReceivingMiddleware(mcpserver.TraceMiddleware(tp, nil))
 	}
 	// A reloaded .agents/tools script, a changed upstream tool list or a
 	// reloaded policy reaches connected clients as
