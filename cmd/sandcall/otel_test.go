@@ -343,7 +343,8 @@ func TestTracingOTLP(t *testing.T) {
 	if id(run.ParentSpanId) != id(server.SpanId) || id(run.TraceId) != traceID {
 		t.Errorf("run span's parent %s, want the server span %s", id(run.ParentSpanId), id(server.SpanId))
 	}
-	if run.attrs["sandcall.run.language"] != "javascript" || run.attrs["sandcall.run.calls"] != "3" || run.attrs["sandcall.run.tier"] == "" {
+	if run.attrs["sandcall.run.language"] != "javascript" || run.attrs["sandcall.run.calls"] != "3" ||
+		!strings.HasPrefix(run.attrs["sandcall.run.tier"], "process") {
 		t.Errorf("run span attributes: %v", run.attrs)
 	}
 	if run.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
@@ -488,5 +489,62 @@ func TestTracingBadConfig(t *testing.T) {
 	_, stderr, code = sandcall(t, "", "serve", "--demo", "--otlp-endpoint", "http://user:pw@collector:4318")
 	if code != 2 || !strings.Contains(stderr, "no user info or query") || strings.Contains(stderr, "pw@") {
 		t.Errorf("endpoint with credentials: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestTracingStdio: over stdio, the parent comes from the request's
+// params._meta (there are no headers), and the spans are flushed when the
+// client closes the session.
+func TestTracingStdio(t *testing.T) {
+	col := newCollector(t)
+	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--otlp-endpoint", col.URL)
+	cmd.Env = testEnv()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	const traceID = "5bf92f3577b34da6a3ce929d0e0e4736"
+	const parent = "10f067aa0ba902b7"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `return await tools.ping({n: 1})`},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parent + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run: %v %v\n%s", err, res, stderr.String())
+	}
+	cs.Close() // closes stdin; serve exits and flushes
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		kill(cmd)
+		t.Fatalf("serve did not exit after the session closed\n%s", stderr.String())
+	}
+	_, spans := col.snapshot()
+	var server, run, call *gotSpan
+	for i := range spans {
+		s := &spans[i]
+		switch s.Name {
+		case "tools/call run_code":
+			server = s
+		case "run_code":
+			run = s
+		case "execute_tool ping":
+			call = s
+		}
+	}
+	if server == nil || run == nil || call == nil {
+		t.Fatalf("spans: server %v run %v call %v (of %d)\n%s", server != nil, run != nil, call != nil, len(spans), stderr.String())
+	}
+	id := func(b []byte) string { return hex.EncodeToString(b) }
+	if id(server.TraceId) != traceID || id(server.ParentSpanId) != parent || server.attrs["network.transport"] != "pipe" {
+		t.Errorf("server span: trace %s parent %s attrs %v", id(server.TraceId), id(server.ParentSpanId), server.attrs)
+	}
+	if id(run.ParentSpanId) != id(server.SpanId) || id(call.ParentSpanId) != id(run.SpanId) || run.attrs["sandcall.run.tier"] != "inprocess" {
+		t.Errorf("structure: run under %s (server %s), call under %s (run %s); run attrs %v",
+			id(run.ParentSpanId), id(server.SpanId), id(call.ParentSpanId), id(run.SpanId), run.attrs)
 	}
 }
