@@ -94,35 +94,38 @@ func (r *run) startCallSpan(ctx context.Context, seq int) (context.Context, *cal
 	return ctx, &callSpan{sp}
 }
 
-// end ends the call's span with the call's audit record.
+// end ends the call's span with the call's audit record (the attributes
+// in one SetAttributes: each call of it may grow the span's slice).
 func (c *callSpan) end(r *run, a auditCall) {
 	if c == nil {
 		return
 	}
 	sp := c.sp
+	attrs := make([]attribute.KeyValue, 0, 9)
 	if a.known {
 		sp.SetName("execute_tool " + a.tool)
-		sp.SetAttributes(attrToolName.String(a.tool))
+		attrs = append(attrs, attrToolName.String(a.tool))
 		if t, ok := r.b.catalog.Lookup(a.tool); ok {
 			src := t.Source
 			if src == "" {
 				src = "builtin"
 			}
-			sp.SetAttributes(attrSource.String(src))
+			attrs = append(attrs, attrSource.String(src))
 		}
 	}
-	sp.SetAttributes(attrDecision.String(a.decision), attrAttempts.Int(max(a.attempt, 1)),
+	attrs = append(attrs, attrDecision.String(a.decision), attrAttempts.Int(max(a.attempt, 1)),
 		attrCallBytes.Int(a.resultBytes))
 	if a.rule != "" {
-		sp.SetAttributes(attrRule.String(a.rule))
+		attrs = append(attrs, attrRule.String(a.rule))
 	}
 	if a.alias != "" {
-		sp.SetAttributes(attrAlias.String(a.alias))
+		attrs = append(attrs, attrAlias.String(a.alias))
 	}
 	if a.err != nil {
-		sp.SetAttributes(attrErrorType.String(string(a.err.Code)))
+		attrs = append(attrs, attrErrorType.String(string(a.err.Code)))
 		sp.SetStatus(codes.Error, string(a.err.Code))
 	}
+	sp.SetAttributes(attrs...)
 	sp.End()
 }
 

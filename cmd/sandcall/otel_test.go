@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -546,5 +547,62 @@ func TestTracingStdio(t *testing.T) {
 	if id(run.ParentSpanId) != id(server.SpanId) || id(call.ParentSpanId) != id(run.SpanId) || run.attrs["sandcall.run.tier"] != "inprocess" {
 		t.Errorf("structure: run under %s (server %s), call under %s (run %s); run attrs %v",
 			id(run.ParentSpanId), id(server.SpanId), id(call.ParentSpanId), id(run.SpanId), run.attrs)
+	}
+}
+
+// TestMeasureTracing measures what tracing costs a run_code round trip:
+// two serve processes (in-process tier, so workers do not dominate), one
+// with tracing off and one exporting every span to an in-test receiver,
+// driven alternately by the go-sdk client with a program of 1 and of 100
+// tool calls. It reports medians and their ratio, asserts nothing about
+// time, and runs only with SANDCALL_MEASURE=1.
+func TestMeasureTracing(t *testing.T) {
+	if os.Getenv("SANDCALL_MEASURE") == "" {
+		t.Skip("set SANDCALL_MEASURE=1 to measure")
+	}
+	col := newCollector(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	connect := func(args ...string) *mcp.ClientSession {
+		url, _, stderr := serveTraced(t, dir, nil, append([]string{"--isolation", "inprocess"}, args...)...)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	off, on := connect(), connect("--otlp-endpoint", col.URL)
+	for _, prog := range []struct{ name, code string }{
+		{"1 call", `return await tools.ping({n: 1})`},
+		{"100 calls", `let t = 0; for (let i = 0; i < 100; i++) t += await tools.ping({n: i}); return t`},
+	} {
+		var dOff, dOn []time.Duration
+		for i := 0; i < 41; i++ {
+			for j, cs := range []*mcp.ClientSession{off, on} {
+				if i%2 == 1 { // alternate which goes first
+					cs = []*mcp.ClientSession{on, off}[j]
+				}
+				t0 := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": prog.code}})
+				d := time.Since(t0)
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v %v", prog.name, err, res)
+				}
+				if i == 0 {
+					continue // warm-up
+				}
+				if cs == off {
+					dOff = append(dOff, d)
+				} else {
+					dOn = append(dOn, d)
+				}
+			}
+		}
+		mOff, mOn := median(dOff), median(dOn)
+		t.Logf("run_code, %s: tracing off %v, on %v (x%.2f), medians of %d interleaved round trips", prog.name, mOff, mOn,
+			float64(mOn)/float64(mOff), len(dOff))
 	}
 }
