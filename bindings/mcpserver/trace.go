@@ -35,8 +35,10 @@ const (
 
 // TraceMiddleware returns receiving middleware that records one SERVER span
 // per MCP request (notifications are not traced), named after the
-// semantic conventions: "{mcp.method.name} {gen_ai.tool.name}" for
-// tools/call ("tools/call run_code"), "{mcp.method.name}" otherwise. Add it
+// semantic conventions: "{mcp.method.name} {gen_ai.tool.name}" for a call
+// of a served tool ("tools/call run_code"), "{mcp.method.name}" otherwise
+// (a call of an unknown tool included: a client's made-up name is never a
+// span name or attribute). Add it
 // with srv.MCP().AddReceivingMiddleware; it is then the outermost layer.
 //
 // The span's parent is the W3C trace context the client put in the
@@ -79,15 +81,10 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 					}
 				}
 			}
-			name := method
 			attrs := []attribute.KeyValue{attrMethod.String(method)}
-			if ct, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && ct != nil {
-				// Only listed tools get their name in the span's name; an
-				// unknown one (the client's choice) stays in no name.
-				if len(ct.Name) <= 128 {
-					attrs = append(attrs, attrToolName.String(ct.Name), attrOperation.String("execute_tool"))
-					name = method + " " + ct.Name
-				}
+			ct, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if ct != nil {
+				attrs = append(attrs, attrOperation.String("execute_tool"))
 			}
 			if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
 				if id := s.ID(); id != "" {
@@ -105,9 +102,16 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 				attrs = append(attrs, attrTransport.String("pipe"))
 			}
 			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-			ctx, sp := tr.Start(parent, name, opts...)
+			ctx, sp := tr.Start(parent, method, opts...)
 			defer sp.End()
 			res, err := next(ctx, method, req)
+			if ct != nil && err == nil {
+				// The tool exists (the SDK answers an unknown name with a
+				// JSON-RPC error): its name may go into the span's name. A
+				// name the client made up never does.
+				sp.SetName(method + " " + ct.Name)
+				sp.SetAttributes(attrToolName.String(ct.Name))
+			}
 			switch {
 			case err != nil:
 				code := "_OTHER"

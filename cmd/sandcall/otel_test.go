@@ -32,16 +32,16 @@ type otlpCollector struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests int
-	spans    []gotSpan
+	spans    []otlpSpan
 	resource map[string]string
 }
 
-type gotSpan struct {
+type otlpSpan struct {
 	*tracepb.Span
 	attrs map[string]string
 }
 
-func newCollector(t *testing.T) *otlpCollector {
+func newOTLPCollector(t *testing.T) *otlpCollector {
 	c := &otlpCollector{resource: map[string]string{}}
 	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
@@ -72,12 +72,12 @@ func newCollector(t *testing.T) *otlpCollector {
 		}
 		c.mu.Lock()
 		for _, rs := range req.ResourceSpans {
-			for k, v := range attrMap(rs.GetResource().GetAttributes()) {
+			for k, v := range otlpAttrMap(rs.GetResource().GetAttributes()) {
 				c.resource[k] = v
 			}
 			for _, ss := range rs.ScopeSpans {
 				for _, sp := range ss.Spans {
-					c.spans = append(c.spans, gotSpan{sp, attrMap(sp.Attributes)})
+					c.spans = append(c.spans, otlpSpan{sp, otlpAttrMap(sp.Attributes)})
 				}
 			}
 		}
@@ -90,7 +90,7 @@ func newCollector(t *testing.T) *otlpCollector {
 	return c
 }
 
-func attrMap(kvs []*commonpb.KeyValue) map[string]string {
+func otlpAttrMap(kvs []*commonpb.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		v := kv.GetValue()
@@ -108,10 +108,10 @@ func attrMap(kvs []*commonpb.KeyValue) map[string]string {
 	return m
 }
 
-func (c *otlpCollector) snapshot() (int, []gotSpan) {
+func (c *otlpCollector) snapshot() (int, []otlpSpan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.requests, append([]gotSpan(nil), c.spans...)
+	return c.requests, append([]otlpSpan(nil), c.spans...)
 }
 
 // tracedUpstream is an MCP server over streamable HTTP with one tool, echo,
@@ -146,11 +146,11 @@ func (u *tracedUpstream) seen() (headers, metas []string) {
 	return append([]string(nil), u.headers...), append([]string(nil), u.metas...)
 }
 
-// headerTransport adds fixed headers to every request (a client's
+// traceHeaderTransport adds fixed headers to every request (a client's
 // traceparent).
-type headerTransport struct{ h http.Header }
+type traceHeaderTransport struct{ h http.Header }
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t traceHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
 		r.Header[k] = v
@@ -215,7 +215,7 @@ func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, s
 			default:
 			}
 		},
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: traceHeaderTransport{h}}}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
@@ -233,7 +233,7 @@ try { await tools.ping({n: "s3cr3t-bad"}); } catch (e) {}
 const b = await tools.up_echo({msg: "s3cr3t-arg"});
 return [a, b];`
 
-func stopServe(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) {
+func stopTracedServe(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func stopServe(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) {
 // parented there. The spans reach the receiver at SIGTERM (the flush), and
 // no span carries the program's code or arguments.
 func TestTracingOTLP(t *testing.T) {
-	col := newCollector(t)
+	col := newOTLPCollector(t)
 	up := newTracedUpstream(t)
 	dir := t.TempDir()
 	writeServers(t, dir, map[string]any{"type": "http", "url": up.URL, "timeout": "30s"})
@@ -291,10 +291,10 @@ func TestTracingOTLP(t *testing.T) {
 		t.Fatalf("direct ping: %v %v", err, dres)
 	}
 	cs.Close()
-	stopServe(t, cmd, stderr)
+	stopTracedServe(t, cmd, stderr)
 
 	_, spans := col.snapshot()
-	byName := map[string][]gotSpan{}
+	byName := map[string][]otlpSpan{}
 	for _, s := range spans {
 		byName[s.Name] = append(byName[s.Name], s)
 		for k, v := range s.attrs {
@@ -303,14 +303,14 @@ func TestTracingOTLP(t *testing.T) {
 			}
 		}
 		for _, ev := range s.Events {
-			for k, v := range attrMap(ev.Attributes) {
+			for k, v := range otlpAttrMap(ev.Attributes) {
 				if strings.Contains(v, "s3cr3t") {
 					t.Errorf("span %q event %s attribute %s leaks: %q", s.Name, ev.Name, k, v)
 				}
 			}
 		}
 	}
-	one := func(name string) gotSpan {
+	one := func(name string) otlpSpan {
 		t.Helper()
 		if len(byName[name]) == 0 {
 			names := []string{}
@@ -326,7 +326,7 @@ func TestTracingOTLP(t *testing.T) {
 		t.Errorf("resource service.name = %q", got)
 	}
 
-	var server gotSpan
+	var server otlpSpan
 	for _, s := range byName["tools/call run_code"] {
 		server = s
 	}
@@ -394,7 +394,7 @@ func TestTracingOTLP(t *testing.T) {
 	}
 
 	// The direct call: parented by its _meta, the HTTP context a link.
-	var direct gotSpan
+	var direct otlpSpan
 	for _, s := range byName["tools/call ping"] {
 		if id(s.TraceId) == directTrace {
 			direct = s
@@ -425,7 +425,7 @@ func TestTracingOTLP(t *testing.T) {
 // does not switch tracing on), the same run sends nothing to the receiver
 // and no traceparent to the upstream, even though the client sent one.
 func TestTracingOffSendsNothing(t *testing.T) {
-	col := newCollector(t)
+	col := newOTLPCollector(t)
 	up := newTracedUpstream(t)
 	dir := t.TempDir()
 	writeServers(t, dir, map[string]any{"type": "http", "url": up.URL, "timeout": "30s"})
@@ -438,7 +438,7 @@ func TestTracingOffSendsNothing(t *testing.T) {
 		t.Fatalf("run: %v %v", err, res)
 	}
 	cs.Close()
-	stopServe(t, cmd, stderr)
+	stopTracedServe(t, cmd, stderr)
 	if n, spans := col.snapshot(); n != 0 || len(spans) != 0 {
 		t.Errorf("tracing off: the receiver got %d requests (%d spans)", n, len(spans))
 	}
@@ -477,7 +477,7 @@ func TestTracingCollectorDown(t *testing.T) {
 		}
 	}
 	cs.Close()
-	stopServe(t, cmd, stderr)
+	stopTracedServe(t, cmd, stderr)
 }
 
 // TestTracingBadConfig: a bad endpoint or protocol is a usage error, with
@@ -497,7 +497,7 @@ func TestTracingBadConfig(t *testing.T) {
 // params._meta (there are no headers), and the spans are flushed when the
 // client closes the session.
 func TestTracingStdio(t *testing.T) {
-	col := newCollector(t)
+	col := newOTLPCollector(t)
 	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--otlp-endpoint", col.URL)
 	cmd.Env = testEnv()
 	stderr := &syncBuffer{}
@@ -525,7 +525,7 @@ func TestTracingStdio(t *testing.T) {
 		t.Fatalf("serve did not exit after the session closed\n%s", stderr.String())
 	}
 	_, spans := col.snapshot()
-	var server, run, call *gotSpan
+	var server, run, call *otlpSpan
 	for i := range spans {
 		s := &spans[i]
 		switch s.Name {
@@ -560,7 +560,7 @@ func TestMeasureTracing(t *testing.T) {
 	if os.Getenv("SANDCALL_MEASURE") == "" {
 		t.Skip("set SANDCALL_MEASURE=1 to measure")
 	}
-	col := newCollector(t)
+	col := newOTLPCollector(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
