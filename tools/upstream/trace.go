@@ -33,8 +33,6 @@ import (
 // TracerName is the instrumentation scope of the upstream call spans.
 const TracerName = "github.com/sandcall/sandcall/tools/upstream"
 
-var tracer = otel.Tracer(TracerName)
-
 // traced wraps a tool's handler with the CLIENT span of the upstream call.
 func (c *Conn) traced(upstreamName string, h tools.Handler) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -59,7 +57,10 @@ func (c *Conn) traced(upstreamName string, h tools.Handler) tools.Handler {
 		} else {
 			attrs = append(attrs, attribute.String("network.transport", "pipe"))
 		}
-		ctx, sp := tracer.Start(ctx, "tools/call "+upstreamName, trace.WithSpanKind(trace.SpanKindClient),
+		// The global provider is looked up at each call, not kept: a tracer
+		// taken from the global before a provider is set would stay with
+		// the first one ever set.
+		ctx, sp := otel.Tracer(TracerName).Start(ctx, "tools/call "+upstreamName, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(attrs...))
 		defer sp.End()
 		res, err := h(ctx, args)
