@@ -42,10 +42,12 @@ const (
 // with srv.MCP().AddReceivingMiddleware; it is then the outermost layer.
 //
 // The span's parent is the W3C trace context the client put in the
-// request's params._meta (traceparent, tracestate, baggage: SEP-414 and
+// request's params._meta (traceparent and tracestate: SEP-414 and
 // the MCP conventions), or else the one in the HTTP request's headers; when
 // both are there and differ, the HTTP one becomes a link. prop extracts
-// them; if nil, W3C trace context and baggage.
+// them; if nil, W3C Trace Context alone (W3C Baggage is left out on
+// purpose: sandcall would pass a client's baggage on to every upstream
+// server, a channel past the policy).
 //
 // A failed request gets status Error: a JSON-RPC error's code as
 // error.type, a tool result with isError as error.type "tool_error" and its
@@ -54,7 +56,7 @@ const (
 func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) mcp.Middleware {
 	tr := tp.Tracer(TracerName)
 	if prop == nil {
-		prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+		prop = propagation.TraceContext{}
 	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -139,7 +141,7 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 // carrier, or nil when there are none.
 func metaCarrier(meta map[string]any) propagation.MapCarrier {
 	var mc propagation.MapCarrier
-	for _, k := range [...]string{"traceparent", "tracestate", "baggage"} {
+	for _, k := range [...]string{"traceparent", "tracestate"} {
 		if v, ok := meta[k].(string); ok && len(v) <= 8<<10 {
 			if mc == nil {
 				mc = make(propagation.MapCarrier, 3)

@@ -116,7 +116,9 @@ func setupTracing(ctx context.Context, stderr io.Writer, cfg tracingConfig, flag
 	}
 	sdk := sdktrace.NewTracerProvider(popts...)
 	otel.SetTracerProvider(sdk)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	// W3C Trace Context only: Baggage would carry what a client put in it
+	// to every upstream server, a channel past the policy.
+	otel.SetTextMapPropagator(propagation.TraceContext{})
 	otel.SetErrorHandler(&traceErrors{log: log})
 	fmt.Fprintf(stderr, "tracing on: OTLP/HTTP to %s\n", endpoint)
 	stop = func() {

@@ -122,6 +122,7 @@ type tracedUpstream struct {
 	mu      sync.Mutex
 	headers []string // traceparent headers of POSTs carrying a tools/call
 	metas   []string
+	baggage []string // baggage headers and _meta entries
 }
 
 func newTracedUpstream(t *testing.T) *tracedUpstream {
@@ -132,6 +133,12 @@ func newTracedUpstream(t *testing.T) *tracedUpstream {
 		u.headers = append(u.headers, req.Extra.Header.Get("traceparent"))
 		tp, _ := req.Params.Meta["traceparent"].(string)
 		u.metas = append(u.metas, tp)
+		if b := req.Extra.Header.Get("baggage"); b != "" {
+			u.baggage = append(u.baggage, b)
+		}
+		if b, ok := req.Params.Meta["baggage"].(string); ok {
+			u.baggage = append(u.baggage, b)
+		}
 		u.mu.Unlock()
 		return echoHandler(ctx, req)
 	})
@@ -163,7 +170,7 @@ func (t traceHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // command and its stderr.
 func serveTraced(t *testing.T, dir string, env []string, args ...string) (string, *exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0", "--demo", "--trust-project"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0", "--demo", "--trust-project", "--log-level", "debug"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = testEnv(env...)
 	pr, err := cmd.StderrPipe()
@@ -199,29 +206,56 @@ func serveTraced(t *testing.T, dir string, env []string, args ...string) (string
 	return "", nil, nil
 }
 
-// connectTraced connects a go-sdk client that sends traceparent (if not
-// empty) on every HTTP request, and waits until up_echo is listed.
+// connectTraced waits until serve lists up_echo (the upstream attaches in
+// the background), then connects a go-sdk client that sends traceparent
+// (if not empty) and a baggage entry on every HTTP request.
 func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, stderr *syncBuffer) *mcp.ClientSession {
 	t.Helper()
+	waitUpEcho(t, ctx, url, stderr)
 	h := http.Header{}
 	if traceparent != "" {
 		h.Set("traceparent", traceparent)
+		h.Set("baggage", "user=s3cr3t-baggage")
 	}
-	changed := make(chan struct{}, 16)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: traceHeaderTransport{h}}}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: traceHeaderTransport{h}}}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
-	waitListed(t, cs, changed, "up_echo", true, stderr)
 	return cs
+}
+
+// waitUpEcho polls tools/list, each time with a new client: a 2026-07-28
+// client may cache the list (serve marks it cacheable for 60 s), and no
+// list_changed reaches a stateless client.
+func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *syncBuffer) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "poll", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		lt, err := cs.ListTools(ctx, nil)
+		cs.Close()
+		if err != nil {
+			t.Fatalf("tools/list: %v\n%s", err, stderr.String())
+		}
+		for _, tl := range lt.Tools {
+			if tl.Name == "up_echo" {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("up_echo not listed after 60s\n%s", stderr.String())
+		}
+	}
 }
 
 // tracedProgram calls three tools: ping twice (once with bad arguments,
@@ -392,6 +426,11 @@ func TestTracingOTLP(t *testing.T) {
 	if len(metas) != 1 || metas[0] != want {
 		t.Errorf("upstream got _meta traceparent %q, want [%s]", metas, want)
 	}
+	up.mu.Lock()
+	if len(up.baggage) > 0 {
+		t.Errorf("the client's baggage reached the upstream: %q", up.baggage)
+	}
+	up.mu.Unlock()
 
 	// The direct call: parented by its _meta, the HTTP context a link.
 	var direct otlpSpan
