@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -119,10 +120,11 @@ func (c *otlpCollector) snapshot() (int, []otlpSpan) {
 // request's params._meta.
 type tracedUpstream struct {
 	*httptest.Server
-	mu      sync.Mutex
-	headers []string // traceparent headers of POSTs carrying a tools/call
-	metas   []string
-	baggage []string // baggage headers and _meta entries
+	mu       sync.Mutex
+	headers  []string // traceparent headers of POSTs carrying a tools/call
+	metas    []string
+	baggage  []string // baggage headers and _meta entries
+	requests int      // HTTP requests of any kind (for a failure's message)
 }
 
 func newTracedUpstream(t *testing.T) *tracedUpstream {
@@ -142,7 +144,13 @@ func newTracedUpstream(t *testing.T) *tracedUpstream {
 		u.mu.Unlock()
 		return echoHandler(ctx, req)
 	})
-	u.Server = httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.requests++
+		u.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(u.Close)
 	return u
 }
@@ -209,9 +217,13 @@ func serveTraced(t *testing.T, dir string, env []string, args ...string) (string
 // connectTraced waits until serve lists up_echo (the upstream attaches in
 // the background), then connects a go-sdk client that sends traceparent
 // (if not empty) and a baggage entry on every HTTP request.
-func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, stderr *syncBuffer) *mcp.ClientSession {
+func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, stderr *syncBuffer, up *tracedUpstream) *mcp.ClientSession {
 	t.Helper()
-	waitUpEcho(t, ctx, url, stderr)
+	waitUpEcho(t, ctx, url, stderr, func() string {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return fmt.Sprintf("the upstream got %d HTTP requests", up.requests)
+	})
 	h := http.Header{}
 	if traceparent != "" {
 		h.Set("traceparent", traceparent)
@@ -229,7 +241,7 @@ func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, s
 // waitUpEcho polls tools/list, each time with a new client: a 2026-07-28
 // client may cache the list (serve marks it cacheable for 60 s), and no
 // list_changed reaches a stateless client.
-func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *syncBuffer) {
+func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *syncBuffer, diag func() string) {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -245,15 +257,17 @@ func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *syncBuffe
 		if err != nil {
 			t.Fatalf("tools/list: %v\n%s", err, stderr.String())
 		}
+		var names []string
 		for _, tl := range lt.Tools {
 			if tl.Name == "up_echo" {
 				return
 			}
+			names = append(names, tl.Name)
 		}
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatalf("up_echo not listed after 60s\n%s", stderr.String())
+			t.Fatalf("up_echo not listed after 60s (listed: %v; %s)\n%s", names, diag(), stderr.String())
 		}
 	}
 }
@@ -309,7 +323,7 @@ func TestTracingOTLP(t *testing.T) {
 	const clientSpan = "00f067aa0ba902b7"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cs := connectTraced(t, ctx, url, "00-"+traceID+"-"+clientSpan+"-01", stderr)
+	cs := connectTraced(t, ctx, url, "00-"+traceID+"-"+clientSpan+"-01", stderr, up)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": tracedProgram}})
 	if err != nil {
 		t.Fatal(err)
@@ -471,7 +485,7 @@ func TestTracingOffSendsNothing(t *testing.T) {
 	url, cmd, stderr := serveTraced(t, dir, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + col.URL, "OTEL_BSP_SCHEDULE_DELAY=1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cs := connectTraced(t, ctx, url, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", stderr)
+	cs := connectTraced(t, ctx, url, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", stderr, up)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": tracedProgram}})
 	if err != nil || res.IsError {
 		t.Fatalf("run: %v %v", err, res)
@@ -508,7 +522,7 @@ func TestTracingCollectorDown(t *testing.T) {
 	url, cmd, stderr := serveTraced(t, dir, []string{"OTEL_BSP_SCHEDULE_DELAY=1"}, "--otlp-endpoint", hang.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cs := connectTraced(t, ctx, url, "", stderr)
+	cs := connectTraced(t, ctx, url, "", stderr, up)
 	for i := 0; i < 3; i++ {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": tracedProgram}})
 		if err != nil || res.IsError {

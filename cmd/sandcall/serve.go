@@ -96,6 +96,11 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	stopRefresh := refreshOnChange(func(f func()) { broker.Catalog().OnChange(f); broker.OnAuthorizerChange(f) },
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
+	// An upstream that attached between New's first sync and the
+	// subscription above changed the catalog unseen: sync once more.
+	if err := srv.Refresh(); err != nil {
+		log.Warn("refreshing the tool list", "err", err)
+	}
 	if *addr != "" {
 		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens), &c.cfg.HTTP, *drain, log)
 	}
