@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/sandcall/sandcall/policy"
@@ -67,6 +68,9 @@ type BrokerConfig struct {
 	// by replicas, so that a limit of N calls holds across them). If nil,
 	// each policy counts in its own memory.
 	Shared store.Store
+	// Tracer, if set, records a span per run and per tool call (trace.go).
+	// If nil, nothing is traced.
+	Tracer trace.TracerProvider
 }
 
 // Observer receives the outcome of every attempted call and every run, for
@@ -95,6 +99,7 @@ type Broker struct {
 	retries   int
 	backoff   time.Duration
 	now       func() time.Time
+	tracer    trace.Tracer // nil: tracing off (trace.go)
 
 	obsMu     sync.Mutex
 	onAuthSet []func()
@@ -133,6 +138,9 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	}
 	if b.now == nil {
 		b.now = time.Now
+	}
+	if cfg.Tracer != nil {
+		b.tracer = cfg.Tracer.Tracer(TracerName)
 	}
 	if b.approval <= 0 {
 		b.approval = 2 * time.Minute
@@ -380,6 +388,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 	seq := int(r.seq.Add(1))
 	t0 := time.Now()
+	ctx, span := r.startCallSpan(ctx, seq)
 	// The guest chose name: it is capped and cleaned before it reaches a
 	// message or an audit record, whichever way the call ends.
 	rec := auditCall{seq: seq, tool: safeName(name), attempt: 1}
@@ -403,6 +412,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.resultBytes = len(res)
 		rec.dur = time.Since(t0)
 		r.finishCall(rec)
+		span.end(r, rec)
 	}()
 
 	if seq > r.limits.MaxCalls {
@@ -828,10 +838,12 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 	// it waits (sandbox.HoldWall), and approval_timeout bounds the wait.
 	release := sandbox.HoldWall(ctx)
 	actx, cancel := context.WithTimeout(ctx, r.b.approval)
+	t0 := time.Now()
 	ok, err := safeApprove(actx, r.approver, req)
 	late := actx.Err() != nil
 	cancel()
 	release()
+	traceApproval(ctx, t0, ok, err, late)
 	switch {
 	case errors.Is(err, ErrApprovalUnsupported):
 		return deny("tool "+name+" needs a person's approval for each call",

@@ -403,6 +403,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) *sandbox.Result {
 func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Result, *Suspension) {
 	start := time.Now()
 	id := newRunID()
+	ctx, span := r.startRunSpan(ctx, id, req.Program.Language)
 	lim := r.requestLimits(req.Limits)
 	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
 		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
@@ -509,6 +510,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 		}
 	}
 	r.auditRun(res, h.principal, label, susp, req.Replay)
+	endRunSpan(span, res)
 	return res, susp
 }
 

@@ -73,6 +73,9 @@ type fileConfig struct {
 	// token exported by the developer's shell or .envrc). Only these:
 	// never the whole environment. --env adds more.
 	EnvPassthrough []string `yaml:"env_passthrough"`
+	// Tracing exports OpenTelemetry spans over OTLP/HTTP (otel.go); off
+	// unless switched on.
+	Tracing tracingConfig `yaml:"tracing"`
 
 	dir string
 	// parsed durations

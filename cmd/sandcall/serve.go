@@ -40,6 +40,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	addr := fs.String("http", "", "serve streamable HTTP at ADDR (host:port, port 0 picks a free one) under /mcp, instead of stdio")
 	remote := fs.Bool("allow-remote", false, "allow --http on a non-loopback address; requires bearer tokens (auth.tokens in the config file)")
 	hf := registerHostedFlags(fs)
+	otlp := registerTracing(fs)
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM over HTTP, how long running programs may take to finish while new requests get 503 + Retry-After")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -62,6 +63,12 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "--public-url and --auth-* need --http (stdio has no bearer tokens)")
 	}
 	log := c.logger(e.stderr)
+	tp, stopTracing, err := setupTracing(ctx, e.stderr, c.cfg.Tracing, *otlp, log)
+	if err != nil {
+		return usageErr(e, fs, "%v", err)
+	}
+	defer stopTracing()
+	c.tracer = tp
 	if *addr != "" {
 		c.metrics = mcpserver.NewMetrics()
 	}
@@ -86,6 +93,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 		return exitFailure
 	}
+	if tp != nil {
+		srv.MCP().AddReceivingMiddleware(mcpserver.TraceMiddleware(tp, nil))
+	}
 	// A reloaded .agents/tools script, a changed upstream tool list or a
 	// reloaded policy reaches connected clients as
 	// notifications/tools/list_changed.
@@ -93,6 +103,11 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	stopRefresh := refreshOnChange(func(f func()) { broker.Catalog().OnChange(f); broker.OnAuthorizerChange(f) },
 		srv.Refresh, refreshDebounce, log)
 	defer stopRefresh()
+	// An upstream that attached between New's first sync and the
+	// subscription above changed the catalog unseen: sync once more.
+	if err := srv.Refresh(); err != nil {
+		log.Warn("refreshing the tool list", "err", err)
+	}
 	if *addr != "" {
 		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens)+hostedNote(e, scfg.Hosted), &c.cfg.HTTP, *drain, log)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
@@ -41,6 +43,7 @@ type common struct {
 	pool        *process.Pool
 	probeCached bool
 	forgetProbe func()
+	tracer      trace.TracerProvider // nil: tracing off (otel.go)
 	timeout     time.Duration
 	logLevel    string
 	policy      string
@@ -242,7 +245,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 		closeAll() // the upstream servers already started
 		return nil, nil, err
 	}
-	bc := bindings.BrokerConfig{Logger: log, Audit: audit}
+	bc := bindings.BrokerConfig{Logger: log, Audit: audit, Tracer: c.tracer}
 	var mods *bindings.ModuleStore
 	if c.cfg != nil && c.cfg.Store != "" && c.cfg.Store != "memory:" {
 		st, err := store.Open(c.cfg.Store)

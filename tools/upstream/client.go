@@ -372,7 +372,7 @@ func (c *Conn) convert(name string, ut *mcp.Tool) (Listed, error) {
 	if t.Title == "" && ut.Annotations != nil {
 		t.Title = CleanText(ut.Annotations.Title, 200)
 	}
-	t.Handler = c.handler(ut.Name, wrapped)
+	t.Handler = c.traced(ut.Name, c.handler(ut.Name, wrapped))
 	return Listed{Tool: t, Upstream: ut.Name, Hash: hex.EncodeToString(sum[:])}, nil
 }
 
@@ -519,6 +519,7 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 		}
 		params := &mcp.CallToolParams{Name: upstreamName, Arguments: args}
 		endProgress := c.progress.token(ctx, params)
+		traceMeta(ctx, params)
 		res, err := sess.CallTool(cctx, params)
 		endProgress()
 		if err != nil {

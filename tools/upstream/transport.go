@@ -106,7 +106,7 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("%w: %s %s (configured: %s)", ErrOtherOrigin, req.Method, o, t.origin)
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(traceHeaders(req))
 	if err != nil {
 		return nil, err
 	}
