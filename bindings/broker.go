@@ -783,7 +783,9 @@ func (r *run) auditRecord(a auditCall) {
 		return
 	}
 	code := ""
-	if a.err != nil {
+	if a.err != nil && a.decision != "suspended" {
+		// A suspended call waits for a person's answer: the E_CANCELLED
+		// that ends its run is how suspension works, not its outcome.
 		code = string(a.err.Code)
 	}
 	attrs := make([]slog.Attr, 0, 17)

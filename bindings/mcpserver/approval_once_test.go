@@ -286,6 +286,21 @@ func TestSuspendedRunAudited(t *testing.T) {
 				first["pending_tool"] != "pay" || first["run_id"] == "" {
 				t.Errorf("suspended run audited as %v", first)
 			}
+			// The pending call's own record: suspended, with no error code
+			// (the E_CANCELLED that ends the run is not its outcome).
+			pending := false
+			for len(audit.calls) > 0 {
+				c := <-audit.calls
+				if c["tool"] == "pay" && c["decision"] == "suspended" {
+					pending = true
+					if c["code"] != "" {
+						t.Errorf("pending call audited with code %v", c["code"])
+					}
+				}
+			}
+			if !pending {
+				t.Errorf("no audit record of the pending call")
+			}
 			action := "decline"
 			if accept {
 				action = "accept"

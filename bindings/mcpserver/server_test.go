@@ -744,22 +744,30 @@ func (w *wireLog) lastResult(t *testing.T) json.RawMessage {
 
 // auditLog is a slog.Handler collecting the broker's audit records.
 type auditLog struct {
-	runs chan map[string]any
+	runs  chan map[string]any
+	calls chan map[string]any
 }
 
-func newAuditLog() *auditLog { return &auditLog{runs: make(chan map[string]any, 100)} }
+func newAuditLog() *auditLog {
+	return &auditLog{runs: make(chan map[string]any, 100), calls: make(chan map[string]any, 100)}
+}
 
 func (a *auditLog) Enabled(context.Context, slog.Level) bool { return true }
 func (a *auditLog) WithAttrs([]slog.Attr) slog.Handler       { return a }
 func (a *auditLog) WithGroup(string) slog.Handler            { return a }
 func (a *auditLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "run" {
+	ch := a.runs
+	switch r.Message {
+	case "run":
+	case "call":
+		ch = a.calls
+	default:
 		return nil
 	}
 	m := map[string]any{}
 	r.Attrs(func(at slog.Attr) bool { m[at.Key] = at.Value.Any(); return true })
 	select {
-	case a.runs <- m:
+	case ch <- m:
 	default:
 	}
 	return nil
