@@ -22,8 +22,6 @@ import (
 	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/sandbox/js"
-	"github.com/sandcall/sandcall/tools"
 )
 
 const aliceOnly = `version: 1
@@ -45,18 +43,7 @@ func jwtServer(t *testing.T, is *jwttest.Issuer, jc mcpserver.JWTConfig) (*httpt
 
 func jwtServerPolicy(t *testing.T, is *jwttest.Issuer, jc mcpserver.JWTConfig, pol string) (*httptest.Server, *mcpserver.Server) {
 	t.Helper()
-	cat, err := tools.NewCatalog(demo.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, pol)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, pol)}, bindings.RunnerConfig{}, demo.Tools()...)
 	jc.JWKSURL, jc.Issuer = is.URL, is.URL
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
 		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
@@ -327,18 +314,7 @@ func TestJWTConfigErrors(t *testing.T) {
 func TestJWTAuthKeysHang(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
 	is.Hang.Store(true)
-	cat, err := tools.NewCatalog(demo.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
 		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
 		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: is.URL, Issuer: is.URL,
@@ -373,19 +349,7 @@ func TestJWTAuthKeysHang(t *testing.T) {
 // static principal "alice" nor by jwt:bob: the namespaces do not meet.
 func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	cat, err := tools.NewCatalog(demo.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}),
-		Limits: sandbox.Limits{MaxResultBytes: 1 << 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{Limits: sandbox.Limits{MaxResultBytes: 1 << 10}}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
 		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("alice-static"), Principal: bindings.Principal{ID: "alice"}}},
 		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: is.URL, Issuer: is.URL}}})

@@ -341,19 +341,7 @@ func readPage(t *testing.T, h *harness, ref string, offset, limit int) page {
 // TestOutputRefBoundToPrincipal: a ref issued to one principal is unknown
 // to another, over authenticated HTTP.
 func TestOutputRefBoundToPrincipal(t *testing.T) {
-	cat, err := tools.NewCatalog(demo.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}),
-		Limits: sandbox.Limits{MaxResultBytes: 1 << 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{Limits: sandbox.Limits{MaxResultBytes: 1 << 10}}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler), Tokens: []mcpserver.Token{
 		{SHA256: mcpserver.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
 		{SHA256: mcpserver.HashToken("b-token"), Principal: bindings.Principal{ID: "bob"}},

@@ -16,7 +16,6 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/store/storetest"
 	"github.com/sandcall/sandcall/tools"
@@ -188,19 +187,9 @@ func TestApprovalStateChecked(t *testing.T) {
 // (E_TOOL_DENIED), and the pending call is not made.
 func TestApprovalStateExpires(t *testing.T) {
 	var se sideEffects
-	cat, err := tools.NewCatalog(se.tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay),
-		ApprovalTimeout: time.Nanosecond}) // expired by the time anyone answers
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, approvePay),
+		ApprovalTimeout: time.Nanosecond}, // expired by the time anyone answers
+		bindings.RunnerConfig{}, se.tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
 	if err != nil {
 		t.Fatal(err)
@@ -241,18 +230,7 @@ func TestApprovalSharedKey(t *testing.T) {
 	defer st.Close()
 	var se sideEffects
 	replicaURL := func() string {
-		cat, err := tools.NewCatalog(se.tools()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay), Shared: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, approvePay), Shared: st}, bindings.RunnerConfig{}, se.tools()...)
 		srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Store: st})
 		if err != nil {
 			t.Fatal(err)
