@@ -209,23 +209,6 @@ func kill(cmd *exec.Cmd) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // writeFile writes src to dir/name and returns the path.
 func writeFile(t *testing.T, dir, name, src string) string {
 	t.Helper()

@@ -52,21 +52,14 @@ func TestServeJWTAuth(t *testing.T) {
 	is := jwttest.NewIssuer(t, "rsa1", "ec1")
 	other := jwttest.NewIssuer(t) // same kids, other keys
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("policy.yaml", `version: 1
+	writeFile(t, dir, "policy.yaml", `version: 1
 rules:
   - name: alice-ping
     tools: [ping]
     when: 'principal.id == "jwt:alice"'
     message: only alice may ping
 `)
-	cfg := write("sandcall.yaml", `version: 1
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 auth:
   tokens:

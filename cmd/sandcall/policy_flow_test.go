@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 var flowPolicy = filepath.Join("..", "..", "examples", "policies", "flow.yaml")
@@ -244,7 +246,7 @@ func TestPolicyExplainFlow(t *testing.T) {
 func TestServeResultLabel(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo-inbox", "injected", "--isolation", "inprocess", "--policy", flowPolicy)
-	var stderr syncBuffer
+	var stderr sandboxtest.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

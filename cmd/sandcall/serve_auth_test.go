@@ -38,21 +38,14 @@ func hashOf(t *testing.T, tok string) string {
 func TestServeBearerAuth(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("policy.yaml", `version: 1
+	writeFile(t, dir, "policy.yaml", `version: 1
 rules:
   - name: finance-ping
     tools: [ping]
     when: '"finance" in principal.roles'
     message: only finance may ping
 `)
-	cfg := write("sandcall.yaml", `version: 1
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 audit: audit.jsonl
 auth:

@@ -13,12 +13,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 func TestServeStdio(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(bin, "serve", "--demo", "--log-level", "debug")
-	var stderr syncBuffer
+	var stderr sandboxtest.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

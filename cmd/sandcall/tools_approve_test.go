@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // mcpClient starts `sandcall serve --isolation inprocess` in dir with the
@@ -21,12 +23,12 @@ import (
 // its tools/list_changed notifications. The session speaks 2025-11-25, whose
 // tools/list the client does not cache (see connectWatch): waitListed saw
 // a stale cached list for 30 s under load.
-func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession, changed chan struct{}, stderr *syncBuffer) {
+func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession, changed chan struct{}, stderr *sandboxtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess", "--log-level", "info")
 	cmd.Dir = dir
 	cmd.Env = testEnv(extra...)
-	stderr = &syncBuffer{}
+	stderr = &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	changed = make(chan struct{}, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -48,7 +50,7 @@ func mcpClient(t *testing.T, dir string, extra []string) (cs *mcp.ClientSession,
 }
 
 // waitListed waits until name is (want) or is not (!want) in tools/list.
-func waitListed(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name string, want bool, stderr *syncBuffer) {
+func waitListed(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name string, want bool, stderr *sandboxtest.Buffer) {
 	t.Helper()
 	deadline := time.After(2 * time.Minute) // a hang guard: an HTTP upstream took over 30 s to attach at load 35
 	for {

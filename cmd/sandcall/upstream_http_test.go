@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // headerRecorder is an MCP server over streamable HTTP that records the
@@ -159,7 +161,7 @@ func TestUpstreamHugeAnswerBounded(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess")
 	cmd.Dir = dir
 	cmd.Env = testEnv()
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
