@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -240,15 +238,7 @@ rules:
 	good := is.Sign(t, "ec1", "", is.Claims("alice", url))
 	bad := is.Sign(t, "ec1", "", is.Claims("alice", "https://other.example/mcp"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, client, url, good, bad)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
+	stdout, stderr := runTSClient(t, node, client, url, good, bad)
 	var got struct {
 		Anon struct {
 			Status              int
@@ -270,8 +260,8 @@ rules:
 			Result any
 		}
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("ts client output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("ts client output %q: %v (stderr %s)", stdout, err, stderr)
 	}
 	if got.Anon.Status != 401 || got.Anon.ResourceMetadataURL != base+"/.well-known/oauth-protected-resource/mcp" || got.Anon.Error != nil {
 		t.Errorf("no token: %+v", got.Anon)

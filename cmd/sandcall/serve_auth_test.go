@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type bearer struct{ tok string }
@@ -72,29 +68,10 @@ auth:
 			t.Errorf("token %q: %d, WWW-Authenticate %q", tok, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run := func(tok string) map[string]any {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
-			"code": `try { return await tools.ping({n: 1}) } catch (e) { return e.code }`}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out map[string]any
-		b, _ := json.Marshal(res.StructuredContent)
-		_ = json.Unmarshal(b, &out)
-		return out
-	}
-	if got := run("fin-secret-token")["result"]; got != float64(2) {
+	if got := runPing(t, url, "fin-secret-token"); got != float64(2) {
 		t.Errorf("fiona: %v", got)
 	}
-	if got := run("eng-secret-token")["result"]; got != "E_TOOL_DENIED" {
+	if got := runPing(t, url, "eng-secret-token"); got != "E_TOOL_DENIED" {
 		t.Errorf("eddie: %v", got)
 	}
 
