@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // cpuHeavy is held by the tests that keep the CPU busy for long (compiling
@@ -207,6 +208,27 @@ func kill(cmd *exec.Cmd) {
 	if cmd.ProcessState == nil {
 		_ = cmd.Wait()
 	}
+}
+
+// stdioSession starts the binary with args (a serve command) and connects
+// the go-sdk client over stdio; the session and the process end with the
+// test, and ctx (2 minutes) bounds the test's calls. stderr holds the
+// server's log.
+func stdioSession(t *testing.T, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr = new(sandboxtest.Buffer)
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs, stderr
 }
 
 // writeFile writes src to dir/name and returns the path.
