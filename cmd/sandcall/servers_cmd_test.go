@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,18 +30,8 @@ func TestServersCommand(t *testing.T) {
 	}
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), code
+		stdout, stderr, code := sandcallIn(t, dir, nil, args...)
+		return stdout + stderr, code
 	}
 	out, _ := run("servers", "list")
 	if !strings.Contains(out, "demo") || !strings.Contains(out, "enabled") || !strings.Contains(out, `invalid server "broken"`) {
