@@ -359,23 +359,8 @@ func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
 	ts := newTestHTTPServer(t, srv.HTTPHandler())
 	aud := "https://sandcall.test/mcp"
 	alice := connectBearer(t, ts.URL+"/mcp", is.Sign(t, "rsa1", "", is.Claims("alice", aud)))
-	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code",
-		Arguments: map[string]any{"code": `return "x".repeat(5000)`}})
-	if err != nil || res.IsError {
-		t.Fatalf("run: %v %v", err, res)
-	}
-	r := decodeStructured[longResult](t, res)
-	if r.OutputRef == "" {
-		t.Fatalf("want a cut result with a ref, got %+v", r)
-	}
-	read := func(cs *mcp.ClientSession) *mcp.CallToolResult {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_output",
-			Arguments: map[string]any{"ref": r.OutputRef, "offset": r.OutputNextOffset}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	r := cutResult(t, alice)
+	read := func(cs *mcp.ClientSession) *mcp.CallToolResult { return readRest(t, cs, r) }
 	again := connectBearer(t, ts.URL+"/mcp", is.Sign(t, "ed1", "", is.Claims("alice", aud)))
 	if res := read(again); res.IsError {
 		t.Fatalf("jwt:alice with another token cannot read her output: %v", res.Content)
