@@ -173,9 +173,7 @@ func TestApprovalStateUsedOnce(t *testing.T) {
 		if e := wantCode(t, r, sandbox.EToolDenied); !strings.Contains(e.Message, "already answered") || e.Tool != "pay" {
 			t.Errorf("second answer: %+v", e)
 		}
-		if se.counts.Load() != 2 || se.pays.Load() != 1 {
-			t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-		}
+		se.check(t, "", 2, 1)
 	})
 }
 

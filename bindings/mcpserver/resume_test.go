@@ -32,6 +32,18 @@ rules:
 // served: count (free) and pay (needs an approval).
 type sideEffects struct{ counts, pays atomic.Int64 }
 
+// check reports whether the tools were called counts times and paid pays
+// times; if not, it marks the test failed with what said first.
+func (s *sideEffects) check(t *testing.T, what string, counts, pays int64) bool {
+	t.Helper()
+	c, p := s.counts.Load(), s.pays.Load()
+	if c != counts || p != pays {
+		t.Errorf("%s%d counts, %d pays; want %d and %d", what, c, p, counts, pays)
+		return false
+	}
+	return true
+}
+
 func (s *sideEffects) tools() []*tools.Tool {
 	open := &jsonschema.Schema{Type: "object"}
 	return []*tools.Tool{
@@ -71,9 +83,7 @@ func TestApprovalWithoutSession(t *testing.T) {
 					asked.Add(1)
 					message.Store(req.Params.Message)
 					// The first call has run up to pay: count ran once.
-					if se.counts.Load() != 1 || se.pays.Load() != 0 {
-						t.Errorf("while asking: %d counts, %d pays", se.counts.Load(), se.pays.Load())
-					}
+					se.check(t, "while asking: ", 1, 0)
 					if accept {
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 					}
@@ -100,16 +110,12 @@ func TestApprovalWithoutSession(t *testing.T) {
 				if !out.OK || string(out.Result) != `[1,5,2]` {
 					t.Fatalf("approved run: %s", textJSON(t, res))
 				}
-				if se.counts.Load() != 2 || se.pays.Load() != 1 {
-					t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-				}
+				se.check(t, "", 2, 1)
 			} else {
 				if out.OK || out.Error.Code != sandbox.EToolDenied || !strings.Contains(out.Error.Message, "declined") {
 					t.Fatalf("declined run: %s", textJSON(t, res))
 				}
-				if se.counts.Load() != 1 || se.pays.Load() != 0 {
-					t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
-				}
+				se.check(t, "", 1, 0)
 			}
 		})
 	}
@@ -168,8 +174,8 @@ func TestApprovalStateChecked(t *testing.T) {
 			t.Errorf("%s: %+v", name, e)
 		}
 	}
-	if se.counts.Load() != 1 || se.pays.Load() != 0 {
-		t.Fatalf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
+	if !se.check(t, "", 1, 0) {
+		t.FailNow()
 	}
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil {
@@ -178,9 +184,7 @@ func TestApprovalStateChecked(t *testing.T) {
 	if out := decodeStructured[runResult](t, r); !out.OK || string(out.Result) != `[1,5,2]` {
 		t.Fatalf("resumed: %s", textJSON(t, r))
 	}
-	if se.counts.Load() != 2 || se.pays.Load() != 1 {
-		t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "", 2, 1)
 }
 
 // TestApprovalStateExpires: an answer after approval_timeout is denied
@@ -211,9 +215,7 @@ func TestApprovalStateExpires(t *testing.T) {
 	if e := wantCode(t, res, sandbox.EToolDenied); !strings.Contains(e.Message, "approval timeout") || e.Tool != "pay" {
 		t.Errorf("expired: %+v", e)
 	}
-	if se.counts.Load() != 1 || se.pays.Load() != 0 {
-		t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "", 1, 0)
 }
 
 // TestApprovalSharedKey: two replicas sharing a real redis-server seal
@@ -277,9 +279,7 @@ func TestApprovalSharedKey(t *testing.T) {
 	if e := wantCode(t, res, sandbox.EInternal); !strings.Contains(e.Hint, "store") || strings.Contains(e.Message, "127.0.0.1") {
 		t.Errorf("Redis down: %+v", e)
 	}
-	if se.counts.Load() != 2 || se.pays.Load() != 1 {
-		t.Errorf("Redis down: %d counts, %d pays; want 2 and 1 (nothing made)", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "Redis down, nothing made: ", 2, 1)
 	r.Start()
 	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
 	if err != nil || !res.NeedsInput() {
