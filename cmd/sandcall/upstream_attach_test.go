@@ -399,22 +399,11 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog := filepath.Join(dir, "prog.js")
-	src := `const g = await tools.memory_read_graph({}); return g.entities.length;`
-	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
-	cmd.Dir = dir
 	t0 := time.Now()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out := runProgramIn(t, dir, `const g = await tools.memory_read_graph({}); return g.entities.length;`)
 	t.Logf("sandcall run took %v", time.Since(t0))
-	if err != nil || strings.TrimSpace(string(out)) != "0" {
-		t.Fatalf("sandcall run: %v\n%s\nstderr: %s", err, out, stderr.String())
+	if strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("sandcall run: %s", out)
 	}
 	for name, want := range map[string]bool{"memory": true, "everything": false, "hung": false, "missing": false} {
 		_, err := os.Stat(filepath.Join(dir, "started."+name))
