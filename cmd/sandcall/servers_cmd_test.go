@@ -207,10 +207,7 @@ func TestServeRetriesUpstream(t *testing.T) {
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
-	ts := httptest.NewUnstartedServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
-	ts.Listener.Close()
-	ts.Listener = l2
-	ts.Start()
+	ts := upstreamtest.ServeOn(l2)
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() }) // serve may still hold a stream
 	waitListed(t, cs, changed, "up_echo", true, stderr)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{

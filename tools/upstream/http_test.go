@@ -271,10 +271,7 @@ func TestRetryFirstConnection(t *testing.T) {
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
-	ts := httptest.NewUnstartedServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
-	ts.Listener.Close()
-	ts.Listener = l2
-	ts.Start()
+	ts := upstreamtest.ServeOn(l2)
 	t.Cleanup(ts.Close) // after set.Close: the client's open stream would keep Close waiting
 	deadline := time.After(20 * time.Second)
 	for {

@@ -13,7 +13,9 @@ package upstreamtest
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,4 +92,15 @@ func AuthHandler(srv *mcp.Server) http.Handler {
 			http.Error(w, "missing or bad token", http.StatusUnauthorized)
 		}
 	})
+}
+
+// ServeOn serves AuthHandler(NewUpstream()) on l, a listener the test
+// took for a port it had to know before the upstream is up (to test a
+// late upstream); the caller closes the server.
+func ServeOn(l net.Listener) *httptest.Server {
+	ts := httptest.NewUnstartedServer(AuthHandler(NewUpstream()))
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
+	return ts
 }
