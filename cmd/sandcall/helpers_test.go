@@ -162,41 +162,8 @@ func checkRun(t *testing.T, res *mcp.CallToolResult) {
 func startHTTP(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	pr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kill(cmd) })
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	re := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+/mcp)$`)
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("sandcall serve exited before listening")
-			}
-			if m := re.FindStringSubmatch(l); m != nil {
-				go func() { // keep draining stderr
-					for range lines {
-					}
-				}()
-				return m[1], cmd
-			}
-		case <-timeout:
-			t.Fatal("no 'listening on' line")
-		}
-	}
+	p := startListening(t, cmd)
+	return p.url, cmd
 }
 
 // kill ends a child process if it still runs, and reaps it.
@@ -324,6 +291,14 @@ func serveIn(t *testing.T, dir, addr string, args ...string) *proc {
 	// without a trust step.
 	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--trust-project"}, args...)...)
 	cmd.Dir = dir
+	return startListening(t, cmd)
+}
+
+// startListening starts cmd (a `sandcall serve --http`), kills it when the
+// test ends, and waits for its listening line; the stderr lines after it
+// go to the proc's lines (dropped while nobody reads).
+func startListening(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -354,8 +329,6 @@ func serveIn(t *testing.T, dir, addr string, args ...string) *proc {
 			if m := re.FindStringSubmatch(l); m != nil {
 				return &proc{url: m[1], base: "http://" + m[2], cmd: cmd, lines: lines}
 			}
-		case <-time.After(time.Minute):
-			t.Fatal("no 'listening on' line")
 		case <-timeout:
 			t.Fatal("no 'listening on' line")
 		}
