@@ -26,24 +26,8 @@ func TestRunCodeWasm(t *testing.T) {
 	ctx, cs, _ := stdioSession(t, "serve", "--demo")
 	run := func(args map[string]any) (ok bool, result, code string) {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct {
-			OK     bool            `json:"ok"`
-			Result json.RawMessage `json:"result"`
-			Tier   string          `json:"tier"`
-			Error  *struct{ Code string }
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Error != nil {
-			code = r.Error.Code
-		}
-		return r.OK, string(r.Result), code
+		ok, result, code, _ = runOutcome(t, ctx, cs, args)
+		return ok, result, code
 	}
 	if ok, res, code := run(map[string]any{"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod)}); !ok || res != "42" {
 		t.Fatalf("module_base64: ok %v, result %s, code %s", ok, res, code)
