@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 )
 
 type bearer struct{ tok string }
@@ -55,15 +57,7 @@ auth:
 `)
 	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	for _, tok := range []string{"", "wrong"} {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := jwttest.Post(t, url, tok)
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 			t.Errorf("token %q: %d, WWW-Authenticate %q", tok, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
