@@ -1,7 +1,6 @@
 package bindings
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -27,23 +27,12 @@ rules:
 `
 
 // auditBuffer is a JSON audit logger writing into a buffer.
-type auditBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (a *auditBuffer) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.buf.Write(p)
-}
+type auditBuffer struct{ sandboxtest.Buffer }
 
 func (a *auditBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(a.buf.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(a.String()), "\n") {
 		if l == "" {
 			continue
 		}
@@ -54,12 +43,6 @@ func (a *auditBuffer) records(t *testing.T) []map[string]any {
 		out = append(out, m)
 	}
 	return out
-}
-
-func (a *auditBuffer) String() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.buf.String()
 }
 
 func approvalBroker(t *testing.T, cfg BrokerConfig) (*Broker, *auditBuffer) {

@@ -14,8 +14,6 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/sandbox/js"
-	"github.com/sandcall/sandcall/tools"
 )
 
 // manualClient is a go-sdk client on 2026-07-28 that does not answer
@@ -175,9 +173,7 @@ func TestApprovalStateUsedOnce(t *testing.T) {
 		if e := wantCode(t, r, sandbox.EToolDenied); !strings.Contains(e.Message, "already answered") || e.Tool != "pay" {
 			t.Errorf("second answer: %+v", e)
 		}
-		if se.counts.Load() != 2 || se.pays.Load() != 1 {
-			t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-		}
+		se.check(t, "", 2, 1)
 	})
 }
 
@@ -187,18 +183,7 @@ func TestApprovalStateUsedOnce(t *testing.T) {
 // refused before it is opened.
 func TestApprovalStateCap(t *testing.T) {
 	var se sideEffects
-	cat, err := tools.NewCatalog(se.tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, approvePay)}, bindings.RunnerConfig{}, se.tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, MaxRequestStateBytes: 4 << 10})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
@@ -131,15 +132,7 @@ func TestHTTPTokens(t *testing.T) {
 	}
 	ts := newTestHTTPServer(t, srv.HTTPHandler())
 	for _, tok := range []string{"", "wrong"} {
-		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{}`))
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := jwttest.Post(t, ts.URL+"/mcp", tok)
 		if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("token %q: %d %q", tok, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}

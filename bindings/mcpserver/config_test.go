@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
-	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -25,23 +23,6 @@ func TestNewValidates(t *testing.T) {
 	if _, err := mcpserver.New(mcpserver.Config{Runner: r, AllowedOrigins: []string{"https://app.example:8443"}}); err != nil {
 		t.Error(err)
 	}
-}
-
-func newRunner(t *testing.T, ts ...*tools.Tool) *bindings.Runner {
-	t.Helper()
-	cat, err := tools.NewCatalog(ts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 func TestLargeCatalogListing(t *testing.T) {

@@ -341,19 +341,7 @@ func readPage(t *testing.T, h *harness, ref string, offset, limit int) page {
 // TestOutputRefBoundToPrincipal: a ref issued to one principal is unknown
 // to another, over authenticated HTTP.
 func TestOutputRefBoundToPrincipal(t *testing.T) {
-	cat, err := tools.NewCatalog(demo.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}),
-		Limits: sandbox.Limits{MaxResultBytes: 1 << 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{Limits: sandbox.Limits{MaxResultBytes: 1 << 10}}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler), Tokens: []mcpserver.Token{
 		{SHA256: mcpserver.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
 		{SHA256: mcpserver.HashToken("b-token"), Principal: bindings.Principal{ID: "bob"}},
@@ -364,23 +352,11 @@ func TestOutputRefBoundToPrincipal(t *testing.T) {
 	ts := newTestHTTPServer(t, srv.HTTPHandler())
 	alice := connectBearer(t, ts.URL+"/mcp", "a-token")
 	bob := connectBearer(t, ts.URL+"/mcp", "b-token")
-	res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code",
-		Arguments: map[string]any{"code": `return "x".repeat(5000)`}})
-	if err != nil || res.IsError {
-		t.Fatalf("run: %v %v", err, res)
-	}
-	r := decodeStructured[longResult](t, res)
-	if r.OutputRef == "" || r.OutputBytes != 5002 {
+	r := cutResult(t, alice)
+	if r.OutputBytes != 5002 {
 		t.Fatalf("want a cut result with a ref, got %+v", r)
 	}
-	read := func(cs *mcp.ClientSession) *mcp.CallToolResult {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_output",
-			Arguments: map[string]any{"ref": r.OutputRef, "offset": r.OutputNextOffset}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	read := func(cs *mcp.ClientSession) *mcp.CallToolResult { return readRest(t, cs, r) }
 	if res := read(alice); res.IsError {
 		t.Fatalf("alice cannot read her own output: %v", res.Content)
 	}
@@ -446,4 +422,32 @@ func BenchmarkCancel(b *testing.B) {
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "median-µs/cancel")
+}
+
+// cutResult runs a program on cs whose 5,000-character result is over the
+// test servers' 1 KiB MaxResultBytes, and returns the cut result, which
+// must carry an output ref.
+func cutResult(t *testing.T, cs *mcp.ClientSession) longResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code",
+		Arguments: map[string]any{"code": `return "x".repeat(5000)`}})
+	if err != nil || res.IsError {
+		t.Fatalf("run: %v %v", err, res)
+	}
+	r := decodeStructured[longResult](t, res)
+	if r.OutputRef == "" {
+		t.Fatalf("want a cut result with a ref, got %+v", r)
+	}
+	return r
+}
+
+// readRest calls read_output on cs for the rest of r.
+func readRest(t *testing.T, cs *mcp.ClientSession, r longResult) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_output",
+		Arguments: map[string]any{"ref": r.OutputRef, "offset": r.OutputNextOffset}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
-	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -39,18 +38,7 @@ func TestRunCodeDescriptionPerPrincipal(t *testing.T) {
 		return &tools.Tool{Name: name, Description: desc, AllowedCallers: []tools.Caller{tools.Code},
 			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
 	}
-	cat, err := tools.NewCatalog(tool("payroll_salaries", "Lists every employee's salary."), tool("get_weather", "Gets the weather."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: roleGate{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: roleGate{}}, bindings.RunnerConfig{}, tool("payroll_salaries", "Lists every employee's salary."), tool("get_weather", "Gets the weather."))
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
 		Principal: bindings.Principal{ID: "ops", Roles: []string{"finance"}},
 		Tokens: []mcpserver.Token{

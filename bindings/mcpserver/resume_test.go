@@ -16,7 +16,6 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/store/storetest"
 	"github.com/sandcall/sandcall/tools"
@@ -32,6 +31,18 @@ rules:
 // sideEffects are two side-effecting tools that count the calls they
 // served: count (free) and pay (needs an approval).
 type sideEffects struct{ counts, pays atomic.Int64 }
+
+// check reports whether the tools were called counts times and paid pays
+// times; if not, it marks the test failed with what said first.
+func (s *sideEffects) check(t *testing.T, what string, counts, pays int64) bool {
+	t.Helper()
+	c, p := s.counts.Load(), s.pays.Load()
+	if c != counts || p != pays {
+		t.Errorf("%s%d counts, %d pays; want %d and %d", what, c, p, counts, pays)
+		return false
+	}
+	return true
+}
 
 func (s *sideEffects) tools() []*tools.Tool {
 	open := &jsonschema.Schema{Type: "object"}
@@ -72,9 +83,7 @@ func TestApprovalWithoutSession(t *testing.T) {
 					asked.Add(1)
 					message.Store(req.Params.Message)
 					// The first call has run up to pay: count ran once.
-					if se.counts.Load() != 1 || se.pays.Load() != 0 {
-						t.Errorf("while asking: %d counts, %d pays", se.counts.Load(), se.pays.Load())
-					}
+					se.check(t, "while asking: ", 1, 0)
 					if accept {
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 					}
@@ -101,16 +110,12 @@ func TestApprovalWithoutSession(t *testing.T) {
 				if !out.OK || string(out.Result) != `[1,5,2]` {
 					t.Fatalf("approved run: %s", textJSON(t, res))
 				}
-				if se.counts.Load() != 2 || se.pays.Load() != 1 {
-					t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-				}
+				se.check(t, "", 2, 1)
 			} else {
 				if out.OK || out.Error.Code != sandbox.EToolDenied || !strings.Contains(out.Error.Message, "declined") {
 					t.Fatalf("declined run: %s", textJSON(t, res))
 				}
-				if se.counts.Load() != 1 || se.pays.Load() != 0 {
-					t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
-				}
+				se.check(t, "", 1, 0)
 			}
 		})
 	}
@@ -169,8 +174,8 @@ func TestApprovalStateChecked(t *testing.T) {
 			t.Errorf("%s: %+v", name, e)
 		}
 	}
-	if se.counts.Load() != 1 || se.pays.Load() != 0 {
-		t.Fatalf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
+	if !se.check(t, "", 1, 0) {
+		t.FailNow()
 	}
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args, InputResponses: yes, RequestState: res.RequestState})
 	if err != nil {
@@ -179,28 +184,16 @@ func TestApprovalStateChecked(t *testing.T) {
 	if out := decodeStructured[runResult](t, r); !out.OK || string(out.Result) != `[1,5,2]` {
 		t.Fatalf("resumed: %s", textJSON(t, r))
 	}
-	if se.counts.Load() != 2 || se.pays.Load() != 1 {
-		t.Errorf("%d counts, %d pays; want 2 and 1", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "", 2, 1)
 }
 
 // TestApprovalStateExpires: an answer after approval_timeout is denied
 // (E_TOOL_DENIED), and the pending call is not made.
 func TestApprovalStateExpires(t *testing.T) {
 	var se sideEffects
-	cat, err := tools.NewCatalog(se.tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay),
-		ApprovalTimeout: time.Nanosecond}) // expired by the time anyone answers
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, approvePay),
+		ApprovalTimeout: time.Nanosecond}, // expired by the time anyone answers
+		bindings.RunnerConfig{}, se.tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner})
 	if err != nil {
 		t.Fatal(err)
@@ -222,9 +215,7 @@ func TestApprovalStateExpires(t *testing.T) {
 	if e := wantCode(t, res, sandbox.EToolDenied); !strings.Contains(e.Message, "approval timeout") || e.Tool != "pay" {
 		t.Errorf("expired: %+v", e)
 	}
-	if se.counts.Load() != 1 || se.pays.Load() != 0 {
-		t.Errorf("%d counts, %d pays; want 1 and 0", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "", 1, 0)
 }
 
 // TestApprovalSharedKey: two replicas sharing a real redis-server seal
@@ -241,18 +232,7 @@ func TestApprovalSharedKey(t *testing.T) {
 	defer st.Close()
 	var se sideEffects
 	replicaURL := func() string {
-		cat, err := tools.NewCatalog(se.tools()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Authorizer: mustPolicy(t, approvePay), Shared: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runner, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, approvePay), Shared: st}, bindings.RunnerConfig{}, se.tools()...)
 		srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Store: st})
 		if err != nil {
 			t.Fatal(err)
@@ -299,9 +279,7 @@ func TestApprovalSharedKey(t *testing.T) {
 	if e := wantCode(t, res, sandbox.EInternal); !strings.Contains(e.Hint, "store") || strings.Contains(e.Message, "127.0.0.1") {
 		t.Errorf("Redis down: %+v", e)
 	}
-	if se.counts.Load() != 2 || se.pays.Load() != 1 {
-		t.Errorf("Redis down: %d counts, %d pays; want 2 and 1 (nothing made)", se.counts.Load(), se.pays.Load())
-	}
+	se.check(t, "Redis down, nothing made: ", 2, 1)
 	r.Start()
 	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
 	if err != nil || !res.NeedsInput() {

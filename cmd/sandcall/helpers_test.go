@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // cpuHeavy is held by the tests that keep the CPU busy for long (compiling
@@ -161,41 +162,8 @@ func checkRun(t *testing.T, res *mcp.CallToolResult) {
 func startHTTP(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	pr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kill(cmd) })
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	re := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+/mcp)$`)
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("sandcall serve exited before listening")
-			}
-			if m := re.FindStringSubmatch(l); m != nil {
-				go func() { // keep draining stderr
-					for range lines {
-					}
-				}()
-				return m[1], cmd
-			}
-		case <-timeout:
-			t.Fatal("no 'listening on' line")
-		}
-	}
+	p := startListening(t, cmd)
+	return p.url, cmd
 }
 
 // kill ends a child process if it still runs, and reaps it.
@@ -209,21 +177,25 @@ func kill(cmd *exec.Cmd) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// stdioSession starts the binary with args (a serve command) and connects
+// the go-sdk client over stdio; the session and the process end with the
+// test, and ctx (2 minutes) bounds the test's calls. stderr holds the
+// server's log.
+func stdioSession(t *testing.T, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr = new(sandboxtest.Buffer)
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	t.Cleanup(func() { kill(cmd) })
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs, stderr
 }
 
 // writeFile writes src to dir/name and returns the path.
@@ -319,6 +291,14 @@ func serveIn(t *testing.T, dir, addr string, args ...string) *proc {
 	// without a trust step.
 	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--trust-project"}, args...)...)
 	cmd.Dir = dir
+	return startListening(t, cmd)
+}
+
+// startListening starts cmd (a `sandcall serve --http`), kills it when the
+// test ends, and waits for its listening line; the stderr lines after it
+// go to the proc's lines (dropped while nobody reads).
+func startListening(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -349,8 +329,6 @@ func serveIn(t *testing.T, dir, addr string, args ...string) *proc {
 			if m := re.FindStringSubmatch(l); m != nil {
 				return &proc{url: m[1], base: "http://" + m[2], cmd: cmd, lines: lines}
 			}
-		case <-time.After(time.Minute):
-			t.Fatal("no 'listening on' line")
 		case <-timeout:
 			t.Fatal("no 'listening on' line")
 		}

@@ -1,140 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 )
-
-// jwtIssuer plays the authorization server: RSA, ECDSA P-256 and Ed25519
-// signing keys, generated here, whose public halves it serves as a JWKS
-// (switchable off), counting the fetches. Tokens are signed with go-jose.
-type jwtIssuer struct {
-	url     string
-	keys    map[string]crypto.Signer
-	algs    map[string]jose.SignatureAlgorithm
-	set     atomic.Value // []byte
-	fetches atomic.Int32
-	down    atomic.Bool
-}
-
-func newJWTIssuer(t *testing.T, published ...string) *jwtIssuer {
-	t.Helper()
-	rk, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, dk, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is := &jwtIssuer{keys: map[string]crypto.Signer{"rsa1": rk, "ec1": ek, "ed1": dk},
-		algs: map[string]jose.SignatureAlgorithm{"rsa1": jose.RS256, "ec1": jose.ES256, "ed1": jose.EdDSA}}
-	var set jose.JSONWebKeySet
-	for _, kid := range published {
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: is.keys[kid].Public(), KeyID: kid, Algorithm: string(is.algs[kid]), Use: "sig"})
-	}
-	b, _ := json.Marshal(set)
-	is.set.Store(b)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		is.fetches.Add(1)
-		if is.down.Load() {
-			http.Error(w, "maintenance", http.StatusBadGateway)
-			return
-		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Write(is.set.Load().([]byte))
-	}))
-	t.Cleanup(ts.Close)
-	is.url = ts.URL
-	return is
-}
-
-func (is *jwtIssuer) token(t *testing.T, kid, hdrKid string, claims map[string]any) string {
-	t.Helper()
-	if hdrKid == "" {
-		hdrKid = kid
-	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: is.algs[kid], Key: jose.JSONWebKey{Key: is.keys[kid], KeyID: hdrKid}},
-		(&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-func (is *jwtIssuer) claims(sub, aud string, kv ...any) map[string]any {
-	now := time.Now()
-	c := map[string]any{"iss": is.url, "sub": sub, "aud": aud, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
-	for i := 0; i < len(kv); i += 2 {
-		c[kv[i].(string)] = kv[i+1]
-	}
-	return c
-}
-
-// postStatus POSTs an MCP ping with the token; it returns the response
-// and its body.
-func postStatus(t *testing.T, url, tok string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	return resp, string(b)
-}
-
-func bearerParams(t *testing.T, resp *http.Response) map[string]string {
-	t.Helper()
-	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		t.Fatalf("WWW-Authenticate %q: %v", resp.Header.Values("WWW-Authenticate"), err)
-	}
-	for _, c := range cs {
-		if c.Scheme == "bearer" {
-			return c.Params
-		}
-	}
-	t.Fatalf("no Bearer challenge: %q", resp.Header.Values("WWW-Authenticate"))
-	return nil
-}
 
 // runPing connects the go-sdk client with the token in the Authorization
 // header and runs a program calling ping; it returns the result.
@@ -166,24 +47,17 @@ func runPing(t *testing.T, url, tok string) any {
 // kids cause one JWKS refresh, not one each.
 func TestServeJWTAuth(t *testing.T) {
 	t.Parallel()
-	is := newJWTIssuer(t, "rsa1", "ec1")
-	other := newJWTIssuer(t) // same kids, other keys
+	is := jwttest.NewIssuer(t, "rsa1", "ec1")
+	other := jwttest.NewIssuer(t) // same kids, other keys
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("policy.yaml", `version: 1
+	writeFile(t, dir, "policy.yaml", `version: 1
 rules:
   - name: alice-ping
     tools: [ping]
     when: 'principal.id == "jwt:alice"'
     message: only alice may ping
 `)
-	cfg := write("sandcall.yaml", `version: 1
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 auth:
   tokens:
@@ -191,65 +65,65 @@ auth:
       principal: alice
   scopes_supported: mcp          # one string or a list
   jwt:
-    jwks_url: `+is.url+`
-    issuer: `+is.url+`
+    jwks_url: `+is.URL+`
+    issuer: `+is.URL+`
     refresh_interval: 1h
 `)
 	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	base := strings.TrimSuffix(url, "/mcp")
 
-	if got := runPing(t, url, is.token(t, "rsa1", "", is.claims("alice", url))); got != float64(2) {
+	if got := runPing(t, url, is.Sign(t, "rsa1", "", is.Claims("alice", url))); got != float64(2) {
 		t.Errorf("alice (RS256): %v", got)
 	}
-	if got := runPing(t, url, is.token(t, "ec1", "", is.claims("alice", url))); got != float64(2) {
+	if got := runPing(t, url, is.Sign(t, "ec1", "", is.Claims("alice", url))); got != float64(2) {
 		t.Errorf("alice (ES256): %v", got)
 	}
-	if got := runPing(t, url, is.token(t, "ec1", "", is.claims("bob", url))); got != "E_TOOL_DENIED" {
+	if got := runPing(t, url, is.Sign(t, "ec1", "", is.Claims("bob", url))); got != "E_TOOL_DENIED" {
 		t.Errorf("bob: %v", got)
 	}
 	// The static token's principal "alice" is not "jwt:alice".
 	if got := runPing(t, url, "static-secret-token"); got != "E_TOOL_DENIED" {
 		t.Errorf("static alice: %v", got)
 	}
-	if n := is.fetches.Load(); n != 1 {
+	if n := is.Fetches.Load(); n != 1 {
 		t.Errorf("JWKS fetched %d times for 4 sessions, want 1", n)
 	}
 
-	payload, _ := json.Marshal(is.claims("alice", url))
+	payload, _ := json.Marshal(is.Claims("alice", url))
 	b64 := base64.RawURLEncoding.EncodeToString
 	hour := time.Hour.Seconds()
 	for _, c := range []struct{ name, tok, desc string }{
-		{"expired", is.token(t, "rsa1", "", is.claims("alice", url, "exp", time.Now().Unix()-int64(hour), "iat", time.Now().Unix()-2*int64(hour))), "expired"},
-		{"wrong issuer", is.token(t, "rsa1", "", is.claims("alice", url, "iss", "https://evil.example")), "issuer"},
-		{"wrong audience", is.token(t, "rsa1", "", is.claims("alice", "https://other.example/mcp")), "audience"},
-		{"wrong key", other.token(t, "rsa1", "", is.claims("alice", url)), "signature"},
+		{"expired", is.Sign(t, "rsa1", "", is.Claims("alice", url, "exp", time.Now().Unix()-int64(hour), "iat", time.Now().Unix()-2*int64(hour), "nbf", nil)), "expired"},
+		{"wrong issuer", is.Sign(t, "rsa1", "", is.Claims("alice", url, "iss", "https://evil.example")), "issuer"},
+		{"wrong audience", is.Sign(t, "rsa1", "", is.Claims("alice", "https://other.example/mcp")), "audience"},
+		{"wrong key", other.Sign(t, "rsa1", "", is.Claims("alice", url)), "signature"},
 		{"alg none", b64([]byte(`{"alg":"none","typ":"JWT","kid":"rsa1"}`)) + "." + b64(payload) + ".", "algorithm"},
-		{"unknown kid", is.token(t, "ed1", "", is.claims("alice", url)), "kid"},
+		{"unknown kid", is.Sign(t, "ed1", "", is.Claims("alice", url)), "kid"},
 	} {
-		resp, body := postStatus(t, url, c.tok)
+		resp, body := jwttest.Post(t, url, c.tok)
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
 			continue
 		}
-		p := bearerParams(t, resp)
+		p := jwttest.BearerChallenge(t, resp)
 		if p["error"] != "invalid_token" || !strings.Contains(p["error_description"], c.desc) || p["resource_metadata"] != base+"/.well-known/oauth-protected-resource/mcp" {
 			t.Errorf("%s: challenge %v", c.name, p)
 		}
 	}
 	for i := range 10 {
-		resp, _ := postStatus(t, url, is.token(t, "ed1", "forged"+string(rune('0'+i)), is.claims("alice", url)))
+		resp, _ := jwttest.Post(t, url, is.Sign(t, "ed1", "forged"+string(rune('0'+i)), is.Claims("alice", url)))
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("forged kid %d: %d", i, resp.StatusCode)
 		}
 	}
-	if n := is.fetches.Load(); n != 2 {
+	if n := is.Fetches.Load(); n != 2 {
 		t.Errorf("JWKS fetches after 11 unknown kids: %d, want 2 (one refresh, then rate-limited)", n)
 	}
 
 	// Discovery as a client does it, with the go-sdk's helpers: parse the
 	// 401's challenge, fetch the metadata it names, check the resource.
-	resp, _ := postStatus(t, url, "")
-	p := bearerParams(t, resp)
+	resp, _ := jwttest.Post(t, url, "")
+	p := jwttest.BearerChallenge(t, resp)
 	if resp.StatusCode != 401 || p["error"] != "" {
 		t.Errorf("no token: %d %v", resp.StatusCode, p)
 	}
@@ -257,7 +131,7 @@ auth:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prm.Resource != url || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != is.url ||
+	if prm.Resource != url || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != is.URL ||
 		len(prm.ScopesSupported) != 1 || prm.ScopesSupported[0] != "mcp" {
 		t.Errorf("metadata %+v", prm)
 	}
@@ -273,34 +147,34 @@ auth:
 // the JWKS is back the same token works without a restart.
 func TestServeJWTAuthKeysDown(t *testing.T) {
 	t.Parallel()
-	is := newJWTIssuer(t, "ed1")
-	is.down.Store(true)
+	is := jwttest.NewIssuer(t, "ed1")
+	is.Down.Store(true)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "sandcall.yaml")
-	if err := os.WriteFile(cfg, []byte("version: 1\nauth:\n  jwt:\n    jwks_url: "+is.url+"\n    issuer: "+is.url+"\n    refresh_interval: 1ns\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("version: 1\nauth:\n  jwt:\n    jwks_url: "+is.URL+"\n    issuer: "+is.URL+"\n    refresh_interval: 1ns\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg,
-		"--auth-jwks-url", is.url, "--auth-issuer", is.url, "--public-url", "http://sandcall.test:8080", "--auth-audience", "sandcall-tests")
-	tok := is.token(t, "ed1", "", is.claims("alice", "sandcall-tests"))
-	resp, body := postStatus(t, url, tok)
+		"--auth-jwks-url", is.URL, "--auth-issuer", is.URL, "--public-url", "http://sandcall.test:8080", "--auth-audience", "sandcall-tests")
+	tok := is.Sign(t, "ed1", "", is.Claims("alice", "sandcall-tests"))
+	resp, body := jwttest.Post(t, url, tok)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "signing keys") {
 		t.Errorf("JWKS down: %d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
-	if strings.Contains(body, is.url) {
+	if strings.Contains(body, is.URL) {
 		t.Errorf("the 503 names the JWKS URL: %s", body)
 	}
-	resp, _ = postStatus(t, url, "")
-	if p := bearerParams(t, resp); resp.StatusCode != 401 || p["resource_metadata"] != "http://sandcall.test:8080/.well-known/oauth-protected-resource/mcp" {
+	resp, _ = jwttest.Post(t, url, "")
+	if p := jwttest.BearerChallenge(t, resp); resp.StatusCode != 401 || p["resource_metadata"] != "http://sandcall.test:8080/.well-known/oauth-protected-resource/mcp" {
 		t.Errorf("no token while the JWKS is down: %d %v", resp.StatusCode, p)
 	}
-	is.down.Store(false)
+	is.Down.Store(false)
 	if got := runPing(t, url, tok); got != float64(2) {
 		t.Errorf("after the JWKS came back: %v", got)
 	}
 	// The public URL's audience is not accepted when an audience is set.
-	resp, _ = postStatus(t, url, is.token(t, "ed1", "", is.claims("alice", "http://sandcall.test:8080/mcp")))
-	if p := bearerParams(t, resp); resp.StatusCode != 401 || !strings.Contains(p["error_description"], "audience") {
+	resp, _ = jwttest.Post(t, url, is.Sign(t, "ed1", "", is.Claims("alice", "http://sandcall.test:8080/mcp")))
+	if p := jwttest.BearerChallenge(t, resp); resp.StatusCode != 401 || !strings.Contains(p["error_description"], "audience") {
 		t.Errorf("public URL audience with --auth-audience set: %d %v", resp.StatusCode, p)
 	}
 }
@@ -345,7 +219,7 @@ func TestServeJWTAuthConfigErrors(t *testing.T) {
 func TestTypeScriptSDKJWT(t *testing.T) {
 	t.Parallel()
 	node, client := tsSDKScript(t, "ts_jwt_client.mjs")
-	is := newJWTIssuer(t, "ec1")
+	is := jwttest.NewIssuer(t, "ec1")
 	cfgDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfgDir, "policy.yaml"), []byte(`version: 1
 rules:
@@ -359,20 +233,12 @@ rules:
 	if err := os.WriteFile(cfg, []byte("version: 1\npolicy: policy.yaml\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg, "--auth-jwks-url", is.url, "--auth-issuer", is.url)
+	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg, "--auth-jwks-url", is.URL, "--auth-issuer", is.URL)
 	base := strings.TrimSuffix(url, "/mcp")
-	good := is.token(t, "ec1", "", is.claims("alice", url))
-	bad := is.token(t, "ec1", "", is.claims("alice", "https://other.example/mcp"))
+	good := is.Sign(t, "ec1", "", is.Claims("alice", url))
+	bad := is.Sign(t, "ec1", "", is.Claims("alice", "https://other.example/mcp"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, client, url, good, bad)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
+	stdout, stderr := runTSClient(t, node, client, url, good, bad)
 	var got struct {
 		Anon struct {
 			Status              int
@@ -394,13 +260,13 @@ rules:
 			Result any
 		}
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("ts client output %q: %v (stderr %s)", stdout.String(), err, stderr.String())
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("ts client output %q: %v (stderr %s)", stdout, err, stderr)
 	}
 	if got.Anon.Status != 401 || got.Anon.ResourceMetadataURL != base+"/.well-known/oauth-protected-resource/mcp" || got.Anon.Error != nil {
 		t.Errorf("no token: %+v", got.Anon)
 	}
-	if got.Hinted.Resource != url || len(got.Hinted.AuthorizationServers) != 1 || got.Hinted.AuthorizationServers[0] != is.url {
+	if got.Hinted.Resource != url || len(got.Hinted.AuthorizationServers) != 1 || got.Hinted.AuthorizationServers[0] != is.URL {
 		t.Errorf("metadata from the hint: %+v", got.Hinted)
 	}
 	if got.PathAware.Resource != url || got.Resource != url {

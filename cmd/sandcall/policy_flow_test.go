@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -243,18 +241,7 @@ func TestPolicyExplainFlow(t *testing.T) {
 // run that read nothing labelled is trusted and public.
 func TestServeResultLabel(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(bin, "serve", "--demo-inbox", "injected", "--isolation", "inprocess", "--policy", flowPolicy)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
-	}
-	defer cs.Close()
+	ctx, cs, _ := stdioSession(t, "serve", "--demo-inbox", "injected", "--isolation", "inprocess", "--policy", flowPolicy)
 	label := func(m mcp.Meta) string {
 		b, _ := json.Marshal(map[string]any{"security_label": m["security_label"], "untrusted": m["untrusted"], "sensitive": m["sensitive"]})
 		return string(b)

@@ -5,31 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestProgressLine: the line is redrawn in place with the newest snapshot
 // and erased at the end.
@@ -39,7 +22,7 @@ func (l *lockedBuffer) String() string {
 func TestProgressLine(t *testing.T) { synctest.Test(t, testProgressLine) }
 
 func testProgressLine(t *testing.T) {
-	var w lockedBuffer
+	var w sandboxtest.Buffer
 	p := newProgressLine(&w, time.Millisecond)
 	p.update(bindings.RunProgress{Seq: 2, Calls: sandbox.CallStats{Total: 3, OK: 2, Failed: 1}, InFlight: 4, Partials: 1})
 	p.update(bindings.RunProgress{Seq: 1, Calls: sandbox.CallStats{Total: 1}}) // older: ignored
@@ -61,7 +44,7 @@ func testProgressLine(t *testing.T) {
 	}
 
 	// A run shorter than a tick draws nothing.
-	var quiet lockedBuffer
+	var quiet sandboxtest.Buffer
 	newProgressLine(&quiet, time.Hour).stop()
 	if quiet.String() != "" {
 		t.Errorf("a quick run drew %q", quiet.String())

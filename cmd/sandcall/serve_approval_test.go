@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestApprovalWaitNotRunTime: through the binary, in both tiers, a program's
@@ -44,7 +46,7 @@ limits:
 `)
 			cmd := exec.Command(bin, "serve", "--demo", "--isolation", tier, "--config", cfg)
 			cmd.Dir = dir
-			stderr := &syncBuffer{}
+			stderr := &sandboxtest.Buffer{}
 			cmd.Stderr = stderr
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -121,7 +123,7 @@ rules:
 	audit := filepath.Join(dir, "audit.jsonl")
 	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--policy", pol, "--audit", audit)
 	cmd.Dir = dir
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,9 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 )
 
 type bearer struct{ tok string }
@@ -38,21 +36,14 @@ func hashOf(t *testing.T, tok string) string {
 func TestServeBearerAuth(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("policy.yaml", `version: 1
+	writeFile(t, dir, "policy.yaml", `version: 1
 rules:
   - name: finance-ping
     tools: [ping]
     when: '"finance" in principal.roles'
     message: only finance may ping
 `)
-	cfg := write("sandcall.yaml", `version: 1
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
 policy: policy.yaml
 audit: audit.jsonl
 auth:
@@ -66,42 +57,15 @@ auth:
 `)
 	url, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
 	for _, tok := range []string{"", "wrong"} {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := jwttest.Post(t, url, tok)
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 			t.Errorf("token %q: %d, WWW-Authenticate %q", tok, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run := func(tok string) map[string]any {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
-			"code": `try { return await tools.ping({n: 1}) } catch (e) { return e.code }`}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out map[string]any
-		b, _ := json.Marshal(res.StructuredContent)
-		_ = json.Unmarshal(b, &out)
-		return out
-	}
-	if got := run("fin-secret-token")["result"]; got != float64(2) {
+	if got := runPing(t, url, "fin-secret-token"); got != float64(2) {
 		t.Errorf("fiona: %v", got)
 	}
-	if got := run("eng-secret-token")["result"]; got != "E_TOOL_DENIED" {
+	if got := runPing(t, url, "eng-secret-token"); got != "E_TOOL_DENIED" {
 		t.Errorf("eddie: %v", got)
 	}
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestServeListChanged adds a script to .agents/tools while a client is
@@ -85,11 +87,11 @@ func TestServePolicyReloadListChanged(t *testing.T) {
 // dir with a connected go-sdk client: changed receives the client's
 // notifications/tools/list_changed, has says whether tools/list names a
 // tool, and stderr is the server's.
-func watchServe(t *testing.T, dir string, args ...string) (changed <-chan struct{}, has func(string) bool, stderr *syncBuffer) {
+func watchServe(t *testing.T, dir string, args ...string) (changed <-chan struct{}, has func(string) bool, stderr *sandboxtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--trust-project", "--demo", "--isolation", "inprocess"}, args...)...)
 	cmd.Dir = dir
-	stderr = new(syncBuffer)
+	stderr = new(sandboxtest.Buffer)
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)

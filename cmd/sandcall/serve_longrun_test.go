@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,77 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
-
-// wireTransport keeps the raw result of every response the client reads,
-// including the answer to a request the client cancelled (which the client
-// itself drops).
-type wireTransport struct {
-	mcp.Transport
-	mu      sync.Mutex
-	results []json.RawMessage
-	more    chan struct{} // receives after a result was added (buffer 1)
-}
-
-// added returns the channel that receives after a result is added; call
-// with mu held.
-func (w *wireTransport) added() chan struct{} {
-	if w.more == nil {
-		w.more = make(chan struct{}, 1)
-	}
-	return w.more
-}
-
-func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := w.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &wireConn{Connection: c, w: w}, nil
-}
-
-type wireConn struct {
-	mcp.Connection
-	w *wireTransport
-}
-
-func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Response); ok && len(r.Result) > 0 {
-		c.w.mu.Lock()
-		c.w.results = append(c.w.results, bytes.Clone(r.Result))
-		select {
-		case c.w.added() <- struct{}{}:
-		default:
-		}
-		c.w.mu.Unlock()
-	}
-	return m, err
-}
-
-func (w *wireTransport) wait(t *testing.T, want string) json.RawMessage {
-	t.Helper()
-	timeout := time.After(time.Minute) // a hang guard
-	for {
-		w.mu.Lock()
-		for _, r := range w.results {
-			if bytes.Contains(r, []byte(want)) {
-				w.mu.Unlock()
-				return r
-			}
-		}
-		added := w.added()
-		w.mu.Unlock()
-		select {
-		case <-added: // look again
-		case <-timeout:
-			t.Fatalf("no result with %s on the wire", want)
-			return nil
-		}
-	}
-}
 
 type longResult struct {
 	OK    bool     `json:"ok"`
@@ -106,9 +38,8 @@ func TestLongRunProcessTier(t *testing.T) {
 	t.Parallel()
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := exec.Command(bin, "serve", "--demo", "--audit", audit)
-	var stderr syncBuffer
+	var stderr sandboxtest.Buffer
 	cmd.Stderr = &stderr
-	wire := &wireTransport{Transport: &mcp.CommandTransport{Command: cmd}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var (
@@ -125,7 +56,7 @@ func TestLongRunProcessTier(t *testing.T) {
 			if strings.Contains(r.Params.Message, "progress saved") {
 				once.Do(func() { close(saved) })
 			}
-		}}).Connect(ctx, wire, nil)
+		}}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	t.Cleanup(func() { kill(cmd) })
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())

@@ -64,20 +64,8 @@ const approvalProgram = `const a = await tools.count({n: 1});
 // then the same through HAProxy with the go-sdk client answering the input
 // request itself.
 func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
-	manual := func(url string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "accept"}, nil
-			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
 	args := map[string]any{"code": approvalProgram}
-	res, err := manual(c.a.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
+	res, err := manualSession(t, ctx, c.a.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +80,7 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 		answers[id] = &mcp.ElicitResult{Action: "accept"}
 	}
 	st := res.RequestState
-	res, err = manual(c.b.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
+	res, err = manualSession(t, ctx, c.b.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
 		InputResponses: answers, RequestState: st})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +93,7 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 	}
 	// The same answer again, through replica a: refused (one-time use,
 	// recorded in Redis); nothing runs again.
-	res, err = manual(c.a.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
+	res, err = manualSession(t, ctx, c.a.url).CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args,
 		InputResponses: answers, RequestState: st})
 	if err != nil {
 		t.Fatal(err)
@@ -148,21 +136,9 @@ func testApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 // (one-time use, recorded in Redis) and pays nothing; then the same
 // through HAProxy with the go-sdk client answering the input request.
 func testDirectApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
-	manual := func(url string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "accept"}, nil
-			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
 	paid := tally(t, c.effects, "pay")
 	args := map[string]any{"amount": 9, "r": 1, "at": 2}
-	a, b := manual(c.a.url), manual(c.b.url)
+	a, b := manualSession(t, ctx, c.a.url), manualSession(t, ctx, c.b.url)
 	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "pay", Arguments: args})
 	if err != nil {
 		t.Fatal(err)
@@ -230,4 +206,21 @@ func testDirectApprovalAcross(t *testing.T, ctx context.Context, c *cluster) {
 			t.Fatalf("through HAProxy, %s: %d pays, want %d", action, n, want)
 		}
 	}
+}
+
+// manualSession connects a go-sdk client to the replica at url that does
+// not answer an input-required result itself (the test sends the answer,
+// through either replica), accepts elicitations, and never reconnects.
+func manualSession(t *testing.T, ctx context.Context, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 	"github.com/sandcall/sandcall/store/storetest"
 )
 
@@ -112,7 +113,7 @@ backend sandcall
 	}
 	cmd := exec.Command(hp, "-db", "-f", path)
 	cmd.ExtraFiles = []*os.File{f}
-	var out syncBuffer
+	var out sandboxtest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,18 +16,7 @@ import (
 
 func TestServeStdio(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(bin, "serve", "--demo", "--log-level", "debug")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
-	}
-	defer cs.Close()
+	ctx, cs, stderr := stdioSession(t, "serve", "--demo", "--log-level", "debug")
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -26,15 +26,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	node, client := tsSDKScript(t, "ts_client.mjs")
 	prog := writeProgram(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, client, bin, prog)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
+	stdout, stderr := runTSClient(t, node, client, bin, prog)
 	var got struct {
 		Tools []struct {
 			Name            string `json:"name"`
@@ -60,9 +52,9 @@ func TestTypeScriptSDK(t *testing.T) {
 			Code    string `json:"code"`
 		} `json:"failed"`
 	}
-	line := strings.TrimSpace(stdout.String())
+	line := strings.TrimSpace(stdout)
 	if err := json.Unmarshal([]byte(line), &got); err != nil {
-		t.Fatalf("ts client output %q: %v\nstderr: %s", line, err, stderr.String())
+		t.Fatalf("ts client output %q: %v\nstderr: %s", line, err, stderr)
 	}
 	names := map[string]bool{}
 	for _, tl := range got.Tools {
@@ -118,6 +110,22 @@ func tsSDKScript(t *testing.T, rel string) (node, path string) {
 		t.Fatal(err)
 	}
 	return node, path
+}
+
+// runTSClient runs a script of the TypeScript SDK with node (given 2
+// minutes) and returns its output; it fails the test if the script fails.
+func runTSClient(t *testing.T, node string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	return out.String(), errb.String()
 }
 
 // installTSSDK installs the pinned SDK once into a temp dir keyed by version

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // TestServersCommand runs `sandcall servers list|test` in a project whose
@@ -32,18 +31,8 @@ func TestServersCommand(t *testing.T) {
 	}
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), code
+		stdout, stderr, code := sandcallIn(t, dir, nil, args...)
+		return stdout + stderr, code
 	}
 	out, _ := run("servers", "list")
 	if !strings.Contains(out, "demo") || !strings.Contains(out, "enabled") || !strings.Contains(out, `invalid server "broken"`) {
@@ -76,55 +65,6 @@ func TestServersCommand(t *testing.T) {
 	}
 }
 
-// An in-test upstream MCP server over streamable HTTP, behind a bearer
-// token: goodToken may call, limitedToken is known but not allowed (403),
-// anything else is 401.
-const (
-	goodToken    = "t0k3n-good-0123456789"
-	limitedToken = "t0k3n-limited-0123456789"
-)
-
-func echoTool(description string) *mcp.Tool {
-	return &mcp.Tool{
-		Name:        "echo",
-		Description: description,
-		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"msg": {Type: "string"}}, Required: []string{"msg"}},
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
-	}
-}
-
-func echoHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct{ Msg string }
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return nil, err
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Msg}, &mcp.TextContent{Text: "second block"}},
-		StructuredContent: map[string]any{"echo": a.Msg},
-	}, nil
-}
-
-func newUpstream() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
-	srv.AddTool(echoTool("Echoes a message."), echoHandler)
-	return srv
-}
-
-func authHandler(srv *mcp.Server) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer " + goodToken:
-			h.ServeHTTP(w, r)
-		case "Bearer " + limitedToken:
-			http.Error(w, "this token may not use this server", http.StatusForbidden)
-		default:
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "missing or bad token", http.StatusUnauthorized)
-		}
-	})
-}
-
 // upstreamProject writes a .mcp.json naming url as the HTTP server "up",
 // authenticated with "Bearer ${TOKEN}", and returns the directory.
 func upstreamProject(t *testing.T, url string, timeout any) string {
@@ -143,11 +83,11 @@ func upstreamProject(t *testing.T, url string, timeout any) string {
 // against a server that never answers: each failure names its cause.
 func TestServersHTTPAuth(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(authHandler(newUpstream()))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
 	defer ts.Close()
 	dir := upstreamProject(t, ts.URL, "10s")
 
-	out, errOut, code := sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "servers", "test", "up")
+	out, errOut, code := sandcallIn(t, dir, []string{"TOKEN=" + upstreamtest.GoodToken}, "servers", "test", "up")
 	if code != 0 || !strings.Contains(out, `Connected to "up" (http): 1 tools`) || !strings.Contains(out, "up_echo") {
 		t.Errorf("right token: exit %d\n%s%s", code, out, errOut)
 	}
@@ -157,7 +97,7 @@ func TestServersHTTPAuth(t *testing.T) {
 	}{
 		{"wrong token", "TOKEN=wrong-token", []string{`Failed to connect to "up": `, "hint: ", "401", "Authorization header", "token"}},
 		{"empty token", "TOKEN=", []string{`Failed to connect to "up": `, "401", "Authorization header"}},
-		{"no permission", "TOKEN=" + limitedToken, []string{`Failed to connect to "up": `, "hint: ", "403", "permissions"}},
+		{"no permission", "TOKEN=" + upstreamtest.LimitedToken, []string{`Failed to connect to "up": `, "hint: ", "403", "permissions"}},
 		{"unset variable", "", []string{`invalid server "up": headers.Authorization: environment variable TOKEN is not set`}},
 	} {
 		var extra []string
@@ -173,7 +113,7 @@ func TestServersHTTPAuth(t *testing.T) {
 				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, errOut)
 			}
 		}
-		if strings.Contains(errOut+out, "wrong-token") || strings.Contains(errOut+out, limitedToken) {
+		if strings.Contains(errOut+out, "wrong-token") || strings.Contains(errOut+out, upstreamtest.LimitedToken) {
 			t.Errorf("%s: a token is printed:\n%s%s", tc.name, out, errOut)
 		}
 	}
@@ -189,7 +129,7 @@ func TestServersHTTPAuth(t *testing.T) {
 	defer hang.Close()
 	defer close(stop) // first: hang.Close waits for the handlers
 	slow := upstreamProject(t, hang.URL, 500)
-	_, errOut, code = sandcallIn(t, slow, []string{"TOKEN=" + goodToken}, "servers", "test", "up")
+	_, errOut, code = sandcallIn(t, slow, []string{"TOKEN=" + upstreamtest.GoodToken}, "servers", "test", "up")
 	if code != 1 || !strings.Contains(errOut, `Failed to connect to "up": `) || !strings.Contains(errOut, "hint: the server did not answer within 500ms") {
 		t.Errorf("time-out: exit %d\n%s", code, errOut)
 	}
@@ -199,7 +139,7 @@ func TestServersHTTPAuth(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(`return (await tools.up_echo({msg: "hi"})).echo`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "run", "--trust-project", "--isolation", "inprocess", "--json", prog)
+	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + upstreamtest.GoodToken}, "run", "--trust-project", "--isolation", "inprocess", "--json", prog)
 	if code != 0 || !strings.Contains(out, `"result":"hi"`) {
 		t.Errorf("run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -260,17 +200,14 @@ func TestServeRetriesUpstream(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	dir := upstreamProject(t, "http://"+addr+"/mcp", "10s")
-	cs, changed, stderr := mcpClient(t, dir, []string{"TOKEN=" + goodToken})
+	cs, changed, stderr := mcpClient(t, dir, []string{"TOKEN=" + upstreamtest.GoodToken})
 	waitListed(t, cs, changed, "up_echo", false, stderr)
 
 	l2, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
-	ts := httptest.NewUnstartedServer(authHandler(newUpstream()))
-	ts.Listener.Close()
-	ts.Listener = l2
-	ts.Start()
+	ts := upstreamtest.ServeOn(l2)
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() }) // serve may still hold a stream
 	waitListed(t, cs, changed, "up_echo", true, stderr)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{

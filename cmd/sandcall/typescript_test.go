@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,16 +73,7 @@ func TestRunTypeScriptErrors(t *testing.T) {
 // "typescript" over stdio, as a model would.
 func TestServeTypeScript(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(bin, "serve", "--demo")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs, _ := stdioSession(t, "serve", "--demo")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code",
 		Arguments: map[string]any{"code": expense.ProgramTS, "language": "typescript"}})
 	if err != nil {

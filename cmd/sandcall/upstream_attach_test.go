@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // npmServersVersion pins the reference MCP servers the upstream tests
@@ -152,11 +154,11 @@ func hungProject(t *testing.T, bins, mark string) string {
 
 // startServe starts `sandcall serve --isolation inprocess` in dir and
 // returns it with a channel closed when it has exited.
-func startServe(t *testing.T, dir string) (*exec.Cmd, <-chan struct{}, *syncBuffer) {
+func startServe(t *testing.T, dir string) (*exec.Cmd, <-chan struct{}, *sandboxtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess")
 	cmd.Dir = dir
-	stderr := new(syncBuffer)
+	stderr := new(sandboxtest.Buffer)
 	cmd.Stderr = stderr
 	return cmd, nil, stderr
 }
@@ -231,7 +233,7 @@ func waitTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, changed 
 
 // assertAllGone checks that sandcall exits within bound of exited and that
 // no marked process is left.
-func assertAllGone(t *testing.T, exited <-chan struct{}, mark string, stderr *syncBuffer) {
+func assertAllGone(t *testing.T, exited <-chan struct{}, mark string, stderr *sandboxtest.Buffer) {
 	t.Helper()
 	t0 := time.Now()
 	defer func() { t.Logf("sandcall and its upstreams gone %v after the signal", time.Since(t0)) }()
@@ -397,22 +399,11 @@ func TestRunStartsOnlyNamedServers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog := filepath.Join(dir, "prog.js")
-	src := `const g = await tools.memory_read_graph({}); return g.entities.length;`
-	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--trust-project", "--isolation", "inprocess", prog)
-	cmd.Dir = dir
 	t0 := time.Now()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out := runProgramIn(t, dir, `const g = await tools.memory_read_graph({}); return g.entities.length;`)
 	t.Logf("sandcall run took %v", time.Since(t0))
-	if err != nil || strings.TrimSpace(string(out)) != "0" {
-		t.Fatalf("sandcall run: %v\n%s\nstderr: %s", err, out, stderr.String())
+	if strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("sandcall run: %s", out)
 	}
 	for name, want := range map[string]bool{"memory": true, "everything": false, "hung": false, "missing": false} {
 		_, err := os.Stat(filepath.Join(dir, "started."+name))
@@ -483,7 +474,7 @@ func TestServeSkipsItself(t *testing.T) {
 	// serve --mcp-config: only sandcall's own file.
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess", "--mcp-config", ".sandcall/mcp.json")
 	cmd.Dir = dir
-	stderr := new(syncBuffer)
+	stderr := new(sandboxtest.Buffer)
 	cmd.Stderr = stderr
 	cs, exited, changed := connectWatch(t, ctx, cmd)
 	if !waitTool(t, ctx, cs, changed, "memory_read_graph", 90*time.Second) {

@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // headerRecorder is an MCP server over streamable HTTP that records the
@@ -56,7 +59,7 @@ func writeServers(t *testing.T, dir string, def map[string]any) {
 // "followRedirects": true it is followed without the configured headers.
 func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
 	t.Parallel()
-	other := &headerRecorder{h: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newUpstream() }, nil)}
+	other := &headerRecorder{h: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstreamtest.NewUpstream() }, nil)}
 	evil := httptest.NewServer(other)
 	defer evil.Close()
 	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +70,7 @@ func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
 	dir := t.TempDir()
 	def := map[string]any{"type": "http", "url": redirector.URL + "/mcp", "headers": map[string]any{"Authorization": "Bearer ${TOKEN}"}, "timeout": "20s"}
 	writeServers(t, dir, def)
-	out, errOut, code := sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "servers", "test", "up")
+	out, errOut, code := sandcallIn(t, dir, []string{"TOKEN=" + upstreamtest.GoodToken}, "servers", "test", "up")
 	if code == 0 {
 		t.Errorf("a cross-origin redirect was followed: exit 0\n%s%s", out, errOut)
 	}
@@ -80,7 +83,7 @@ func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
 
 	def["followRedirects"] = true
 	writeServers(t, dir, def)
-	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + goodToken}, "servers", "test", "up")
+	out, errOut, code = sandcallIn(t, dir, []string{"TOKEN=" + upstreamtest.GoodToken}, "servers", "test", "up")
 	got := other.seen()
 	if len(got) == 0 {
 		t.Fatalf("followRedirects: the redirect was not followed: exit %d\n%s%s", code, out, errOut)
@@ -100,7 +103,7 @@ func TestUpstreamCredentialsStayAtOrigin(t *testing.T) {
 // closes the connection or 1 GiB has gone out.
 func hostileAnswer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	var sent atomic.Int64
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newUpstream() }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstreamtest.NewUpstream() }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var m struct {
@@ -159,7 +162,7 @@ func TestUpstreamHugeAnswerBounded(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--trust-project", "--isolation", "inprocess")
 	cmd.Dir = dir
 	cmd.Env = testEnv()
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestUpstreamProgressInRunProgress: through the binary, with the npm
@@ -24,7 +26,7 @@ func TestUpstreamProgressInRunProgress(t *testing.T) {
 	defer cancel()
 	cmd := exec.Command(bin, "serve", "--isolation", "inprocess", "--trust-project")
 	cmd.Dir = dir
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	const tool = "everything_trigger_long_running_operation"
 	var (

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,16 +23,7 @@ func TestWasmPolicyDenial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--demo", "--policy", "testdata/deny13.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs, _ := stdioSession(t, "serve", "--demo", "--policy", "testdata/deny13.yaml")
 	run := func(input string) sandbox.Result {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,36 +23,11 @@ func TestRunCodeWasm(t *testing.T) {
 	sum := sha256.Sum256(mod)
 	sha := hex.EncodeToString(sum[:])
 
-	cmd := exec.Command(bin, "serve", "--demo")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs, _ := stdioSession(t, "serve", "--demo")
 	run := func(args map[string]any) (ok bool, result, code string) {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct {
-			OK     bool            `json:"ok"`
-			Result json.RawMessage `json:"result"`
-			Tier   string          `json:"tier"`
-			Error  *struct{ Code string }
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Error != nil {
-			code = r.Error.Code
-		}
-		return r.OK, string(r.Result), code
+		ok, result, code, _ = runOutcome(t, ctx, cs, args)
+		return ok, result, code
 	}
 	if ok, res, code := run(map[string]any{"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod)}); !ok || res != "42" {
 		t.Fatalf("module_base64: ok %v, result %s, code %s", ok, res, code)
@@ -88,16 +60,7 @@ func TestRunCodeLargeWasmOverStdio(t *testing.T) {
 	body := append(append(uleb(uint64(len(name))), name...), pad...)
 	mod = append(append(append(mod, 0), uleb(uint64(len(body)))...), body...)
 
-	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	t.Cleanup(func() { kill(cmd) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs, _ := stdioSession(t, "serve", "--demo", "--isolation", "inprocess")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{
 		"language": "wasm", "module_base64": base64.StdEncoding.EncodeToString(mod)}})
 	if err != nil {

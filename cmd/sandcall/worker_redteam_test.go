@@ -22,6 +22,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/process"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -134,7 +135,7 @@ func redteamProcessTier(t *testing.T, reuse int) {
 	rep := confine.Probe(confine.Config{WorkerArgs: args, Executable: bin})
 	t.Logf("tier: %s", rep.Tier())
 
-	var logs, audit syncBuffer
+	var logs, audit sandboxtest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	pool, err := process.New(process.Config{
 		Command: append([]string{bin}, args...),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // manyToolsServer serves n tools over streamable HTTP and returns the root
@@ -29,12 +30,12 @@ func manyToolsServer(tb testing.TB, n int) (root string, stop func()) {
 			Description: fmt.Sprintf("Tool number %d of a large server: it returns its argument.", i),
 			InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
 				"q": {Type: "string", Description: "the query"}}},
-		}, echoHandler)
+		}, upstreamtest.EchoHandler)
 	}
-	ts := httptest.NewServer(authHandler(srv))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(srv))
 	root = tb.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"big": map[string]any{
-		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + goodToken}, "timeout": "60s"}}})
+		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + upstreamtest.GoodToken}, "timeout": "60s"}}})
 	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), cfg, 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func BenchmarkAttachLargeServer(b *testing.B) {
 // TestRugPullAudited: a tool disabled because its definition changed since
 // it was approved is an audit record (once), not only a log line.
 func TestRugPullAudited(t *testing.T) {
-	ts := httptest.NewServer(authHandler(newUpstream()))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
 	defer ts.Close()
 	root := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{
-		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + goodToken}}}})
+		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + upstreamtest.GoodToken}}}})
 	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}

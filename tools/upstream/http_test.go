@@ -24,76 +24,8 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
-
-// Tokens of the in-test HTTP upstream: goodToken may call, limitedToken is
-// authenticated but not allowed (403), anything else is 401.
-const (
-	goodToken    = "t0k3n-good-0123456789"
-	limitedToken = "t0k3n-limited-0123456789"
-)
-
-// echoResult is what the upstream's echo tool answers: two content blocks
-// and structured content, to check that direct callers get it as is.
-func echoResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content: []mcp.Content{
-			&mcp.TextContent{Text: "echo: " + msg},
-			&mcp.TextContent{Text: "second block"},
-		},
-		StructuredContent: map[string]any{"echo": msg, "n": float64(len(msg))},
-	}
-}
-
-var echoOutput = map[string]any{
-	"type":       "object",
-	"properties": map[string]any{"echo": map[string]any{"type": "string"}, "n": map[string]any{"type": "number"}},
-	"required":   []any{"echo", "n"},
-}
-
-func echoTool(description string) *mcp.Tool {
-	return &mcp.Tool{
-		Name:         "echo",
-		Description:  description,
-		InputSchema:  &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"msg": {Type: "string"}}, Required: []string{"msg"}},
-		OutputSchema: echoOutput,
-		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
-	}
-}
-
-func echoHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct{ Msg string }
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return nil, err
-	}
-	if a.Msg == "fail" {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "echo refuses to fail"}}}, nil
-	}
-	return echoResult(a.Msg), nil
-}
-
-// newUpstream returns an MCP server with the echo tool.
-func newUpstream() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
-	srv.AddTool(echoTool("Echoes a message."), echoHandler)
-	return srv
-}
-
-// authHandler serves srv over streamable HTTP behind a bearer-token check.
-func authHandler(srv *mcp.Server) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer " + goodToken:
-			h.ServeHTTP(w, r)
-		case "Bearer " + limitedToken:
-			http.Error(w, "this token may not use this server", http.StatusForbidden)
-		default:
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "missing or bad token", http.StatusUnauthorized)
-		}
-	})
-}
 
 // httpConfig writes a .mcp.json naming url as the HTTP server "up" with an
 // Authorization header from ${TOKEN}, and returns its root.
@@ -120,7 +52,7 @@ func loadUp(t *testing.T, root, token string) *Server {
 }
 
 func TestHTTPUpstreamAuth(t *testing.T) {
-	ts := httptest.NewServer(authHandler(newUpstream()))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
 	defer ts.Close()
 	root := httpConfig(t, ts.URL, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -132,7 +64,7 @@ func TestHTTPUpstreamAuth(t *testing.T) {
 	}{
 		{"wrong", ErrUnauthorized},
 		{"", ErrUnauthorized},
-		{limitedToken, ErrForbidden},
+		{upstreamtest.LimitedToken, ErrForbidden},
 	} {
 		c, err := Connect(ctx, loadUp(t, root, tc.token))
 		if err == nil {
@@ -150,7 +82,7 @@ func TestHTTPUpstreamAuth(t *testing.T) {
 
 	// The right token: the tool attaches and programs call it.
 	cat, _ := tools.NewCatalog()
-	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	if len(set.Warnings()) > 0 {
 		t.Fatalf("warnings: %v", set.Warnings())
@@ -178,7 +110,7 @@ func TestHTTPUpstreamTimeout(t *testing.T) {
 	defer ts.Close()
 	defer close(release)
 	root := httpConfig(t, ts.URL, map[string]any{"timeout": 300})
-	_, err := Connect(context.Background(), loadUp(t, root, goodToken))
+	_, err := Connect(context.Background(), loadUp(t, root, upstreamtest.GoodToken))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a deadline", err)
 	}
@@ -212,13 +144,13 @@ func serveBroker(ctx context.Context, t *testing.T, broker *bindings.Broker) *mc
 // upstream's content blocks, structured content and isError unchanged, and
 // the listed output schema is the upstream's own.
 func TestDirectCallerGetsUpstreamResult(t *testing.T) {
-	ts := httptest.NewServer(authHandler(newUpstream()))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
 	defer ts.Close()
 	root := httpConfig(t, ts.URL, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cat, _ := tools.NewCatalog()
-	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	obs := &outcomes{}
 	broker, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat, Observer: obs})
@@ -243,7 +175,7 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	var gotSchema, wantSchema any
 	b, _ := json.Marshal(listed.OutputSchema)
 	_ = json.Unmarshal(b, &gotSchema)
-	b, _ = json.Marshal(echoOutput)
+	b, _ = json.Marshal(upstreamtest.EchoOutput)
 	_ = json.Unmarshal(b, &wantSchema)
 	if !reflect.DeepEqual(gotSchema, wantSchema) {
 		t.Errorf("output schema = %s, want the upstream's %s", mustJSON(gotSchema), mustJSON(wantSchema))
@@ -253,7 +185,7 @@ func TestDirectCallerGetsUpstreamResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := echoResult("hello")
+	want := upstreamtest.EchoResult("hello")
 	if mustJSON(res.Content) != mustJSON(want.Content) || mustJSON(res.StructuredContent) != mustJSON(want.StructuredContent) || res.IsError {
 		t.Errorf("direct result = %s\nwant the upstream's %s", mustJSON(res), mustJSON(want))
 	}
@@ -325,7 +257,7 @@ func TestRetryFirstConnection(t *testing.T) {
 		default:
 		}
 	})
-	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})},
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})},
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
 	defer set.Close()
 	if _, ok := cat.Lookup("up_echo"); ok {
@@ -339,10 +271,7 @@ func TestRetryFirstConnection(t *testing.T) {
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
-	ts := httptest.NewUnstartedServer(authHandler(newUpstream()))
-	ts.Listener.Close()
-	ts.Listener = l2
-	ts.Start()
+	ts := upstreamtest.ServeOn(l2)
 	t.Cleanup(ts.Close) // after set.Close: the client's open stream would keep Close waiting
 	deadline := time.After(20 * time.Second)
 	for {
@@ -366,14 +295,14 @@ func TestRetryFirstConnection(t *testing.T) {
 // adds and removes another tool (each change a tools/list_changed) and the
 // set re-lists over and over: the tool that stays is never unknown.
 func TestRefreshInPlace(t *testing.T) {
-	up := newUpstream()
-	ts := httptest.NewServer(authHandler(up))
+	up := upstreamtest.NewUpstream()
+	ts := httptest.NewServer(upstreamtest.AuthHandler(up))
 	defer ts.Close()
 	root := httpConfig(t, ts.URL, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cat, _ := tools.NewCatalog()
-	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(ctx, cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
 	if err != nil {
@@ -455,11 +384,11 @@ func TestRefreshInPlace(t *testing.T) {
 // re-encoded as is), "program-value" the tool's handler alone, which
 // unwraps the value as a program gets it (no broker, no engine).
 func BenchmarkHTTPUpstreamCall(b *testing.B) {
-	ts := httptest.NewServer(authHandler(newUpstream()))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(upstreamtest.NewUpstream()))
 	defer ts.Close()
 	root := b.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{
-		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + goodToken}}}})
+		"type": "http", "url": ts.URL, "headers": map[string]any{"Authorization": "Bearer " + upstreamtest.GoodToken}}}})
 	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), cfg, 0o644); err != nil {
 		b.Fatal(err)
 	}

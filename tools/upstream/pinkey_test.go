@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // gatedUpstream serves one tool over streamable HTTP; no request is
@@ -20,7 +21,7 @@ import (
 func gatedUpstream(t *testing.T, tool *mcp.Tool, gate <-chan struct{}) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gated", Version: "1"}, nil)
-	srv.AddTool(tool, echoHandler)
+	srv.AddTool(tool, upstreamtest.EchoHandler)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -34,7 +35,7 @@ func gatedUpstream(t *testing.T, tool *mcp.Tool, gate <-chan struct{}) string {
 }
 
 func namedEcho(name, description string) *mcp.Tool {
-	tl := echoTool(description)
+	tl := upstreamtest.EchoTool(description)
 	tl.Name = name
 	return tl
 }

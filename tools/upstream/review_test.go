@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // TestUpstreamProtocolError: an upstream that answers a call with a
@@ -26,7 +27,7 @@ import (
 // were down, and the error's text (the upstream's, untrusted) reaches the
 // program stripped of control and bidi characters.
 func TestUpstreamProtocolError(t *testing.T) {
-	up := newUpstream()
+	up := upstreamtest.NewUpstream()
 	var calls atomic.Int64
 	up.AddTool(&mcp.Tool{Name: "boom", InputSchema: &jsonschema.Schema{Type: "object"},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
@@ -38,7 +39,7 @@ func TestUpstreamProtocolError(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
-	h := authHandler(up)
+	h := upstreamtest.AuthHandler(up)
 	// A proxy in front of the upstream answers calls of "gateway" with 502.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -52,7 +53,7 @@ func TestUpstreamProtocolError(t *testing.T) {
 	defer ts.Close()
 	root := httpConfig(t, ts.URL, nil)
 	cat, _ := tools.NewCatalog()
-	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	// A 502 is an outage, not an answer: still retryable.
 	res := runJS(t, cat, `try { await tools.up_gateway({}) } catch (e) { return e.retryable }`)
@@ -80,12 +81,12 @@ func TestUpstreamProtocolError(t *testing.T) {
 // like one whose name is taken by a tool, and the server's other tools
 // still load.
 func TestUpstreamNameTakenByAlias(t *testing.T) {
-	up := newUpstream()
+	up := upstreamtest.NewUpstream()
 	up.AddTool(&mcp.Tool{Name: "second", InputSchema: &jsonschema.Schema{Type: "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
-	ts := httptest.NewServer(authHandler(up))
+	ts := httptest.NewServer(upstreamtest.AuthHandler(up))
 	defer ts.Close()
 	root := httpConfig(t, ts.URL, nil)
 	local := &tools.Tool{Name: "echo_local", Description: "Echoes, locally.", Aliases: []tools.Alias{{Name: "up_echo", Until: time.Now().Add(time.Hour)}},
@@ -94,7 +95,7 @@ func TestUpstreamNameTakenByAlias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	if _, ok := cat.Lookup("up_second"); !ok {
 		t.Errorf("up_second missing: one taken name kept the server's other tools out; warnings %q", set.Warnings())
@@ -219,7 +220,7 @@ func TestPinLockNotFollowed(t *testing.T) {
 // the server's URL in Go's error text; the URL's path and query (where API
 // keys often ride) and user info never reach the program.
 func TestUpstreamErrorHidesURLSecret(t *testing.T) {
-	h := authHandler(newUpstream())
+	h := upstreamtest.AuthHandler(upstreamtest.NewUpstream())
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if bytes.Contains(b, []byte(`tools/call`)) { // drop the connection
@@ -236,7 +237,7 @@ func TestUpstreamErrorHidesURLSecret(t *testing.T) {
 	url := strings.Replace(ts.URL, "http://", "http://user:pa55word@", 1) + "/s/PATHSECRET/mcp?api_key=SUPERSECRET"
 	root := httpConfig(t, url, nil)
 	cat, _ := tools.NewCatalog()
-	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": goodToken})}})
+	set := Attach(context.Background(), cat, Options{Config: LoadConfig{Root: root, LookupEnv: env(map[string]string{"TOKEN": upstreamtest.GoodToken})}})
 	defer set.Close()
 	res := runJS(t, cat, `try { await tools.up_echo({msg: "x"}); return "no error" } catch (e) { return e.message }`)
 	got := string(res.Result)
