@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -130,7 +132,7 @@ type tracedUpstream struct {
 func newTracedUpstream(t *testing.T) *tracedUpstream {
 	u := &tracedUpstream{}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
-	srv.AddTool(echoTool("Echoes a message."), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(upstreamtest.EchoTool("Echoes a message."), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		u.mu.Lock()
 		u.headers = append(u.headers, req.Extra.Header.Get("traceparent"))
 		tp, _ := req.Params.Meta["traceparent"].(string)
@@ -142,7 +144,7 @@ func newTracedUpstream(t *testing.T) *tracedUpstream {
 			u.baggage = append(u.baggage, b)
 		}
 		u.mu.Unlock()
-		return echoHandler(ctx, req)
+		return upstreamtest.EchoHandler(ctx, req)
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +178,7 @@ func (t traceHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // serveTraced starts `sandcall serve --http 127.0.0.1:0 --demo
 // --trust-project args...` in dir with env, and returns its URL, the
 // command and its stderr.
-func serveTraced(t *testing.T, dir string, env []string, args ...string) (string, *exec.Cmd, *syncBuffer) {
+func serveTraced(t *testing.T, dir string, env []string, args ...string) (string, *exec.Cmd, *sandboxtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0", "--demo", "--trust-project", "--log-level", "debug"}, args...)...)
 	cmd.Dir = dir
@@ -189,7 +191,7 @@ func serveTraced(t *testing.T, dir string, env []string, args ...string) (string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kill(cmd) })
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	found := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+/mcp)$`)
@@ -217,7 +219,7 @@ func serveTraced(t *testing.T, dir string, env []string, args ...string) (string
 // connectTraced waits until serve lists up_echo (the upstream attaches in
 // the background), then connects a go-sdk client that sends traceparent
 // (if not empty) and a baggage entry on every HTTP request.
-func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, stderr *syncBuffer, up *tracedUpstream) *mcp.ClientSession {
+func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, stderr *sandboxtest.Buffer, up *tracedUpstream) *mcp.ClientSession {
 	t.Helper()
 	waitUpEcho(t, ctx, url, stderr, func() string {
 		up.mu.Lock()
@@ -241,7 +243,7 @@ func connectTraced(t *testing.T, ctx context.Context, url, traceparent string, s
 // waitUpEcho polls tools/list, each time with a new client: a 2026-07-28
 // client may cache the list (serve marks it cacheable for 60 s), and no
 // list_changed reaches a stateless client.
-func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *syncBuffer, diag func() string) {
+func waitUpEcho(t *testing.T, ctx context.Context, url string, stderr *sandboxtest.Buffer, diag func() string) {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -281,7 +283,7 @@ try { await tools.ping({n: "s3cr3t-bad"}); } catch (e) {}
 const b = await tools.up_echo({msg: "s3cr3t-arg"});
 return [a, b];`
 
-func stopTracedServe(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) {
+func stopTracedServe(t *testing.T, cmd *exec.Cmd, stderr *sandboxtest.Buffer) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -558,7 +560,7 @@ func TestTracingStdio(t *testing.T) {
 	col := newOTLPCollector(t)
 	cmd := exec.Command(bin, "serve", "--demo", "--isolation", "inprocess", "--otlp-endpoint", col.URL)
 	cmd.Env = testEnv()
-	stderr := &syncBuffer{}
+	stderr := &sandboxtest.Buffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
