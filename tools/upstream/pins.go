@@ -367,28 +367,28 @@ func (p *Pins) Approve(name string) (bool, error) {
 // before, and returns the previous pin ("" if none). For a file, it is
 // written before Pin returns; read-only pins refuse.
 func (p *Pins) Pin(name, hash string) (old string, err error) {
-	if p.Shared() {
-		return p.pinShared(name, hash)
-	}
-	if p.path != "" && !isHexHash(hash) {
-		return "", fmt.Errorf("upstream: pin %q: hash %q is not a SHA-256 in hex", name, hash)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if (p.path != "" || p.shared != nil) && !isHexHash(hash) {
+		return "", fmt.Errorf("upstream: pin %q: hash %q is not a SHA-256 in hex", name, hash)
+	}
 	p.init()
 	if p.readOnly {
 		return "", errors.New("upstream: pins opened read-only")
 	}
 	old = p.hashes[name]
-	if p.path != "" {
+	switch {
+	case p.shared != nil:
+		old, err = p.pinSharedLocked(name, hash)
+	case p.path != "":
 		err = p.updateLocked(func(m map[string]string) bool {
 			old = m[name]
 			m[name] = hash
 			return old != hash
 		})
-		if err != nil {
-			return "", err
-		}
+	}
+	if err != nil {
+		return "", err
 	}
 	p.hashes[name] = hash
 	if p.pending[name] == hash {

@@ -182,18 +182,10 @@ func (p *Pins) checkShared(defs, legacy map[string]string) (map[string]bool, err
 	return ok, firstErr
 }
 
-// pinShared is Pin on the store: the pin is set and the version bumped,
-// so that every replica lists its tools again.
-func (p *Pins) pinShared(name, hash string) (string, error) {
-	if !isHexHash(hash) {
-		return "", fmt.Errorf("upstream: pin %q: hash %q is not a SHA-256 in hex", name, hash)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.init()
-	if p.readOnly {
-		return "", errors.New("upstream: pins opened read-only")
-	}
+// pinSharedLocked is Pin's write to the store: the pin is set and, when
+// it changed, the version bumped so that every replica lists its tools
+// again. It returns the previous pin. p.mu is held.
+func (p *Pins) pinSharedLocked(name, hash string) (string, error) {
 	ctx, cancel := sharedCtx()
 	defer cancel()
 	old, _, err := p.getShared(ctx, name)
@@ -207,10 +199,6 @@ func (p *Pins) pinShared(name, hash string) (string, error) {
 		if _, err := p.shared.Incr(ctx, pinsVersionKey, pinTTL); err != nil {
 			return "", sharedError(err)
 		}
-	}
-	p.hashes[name] = hash
-	if p.pending[name] == hash {
-		delete(p.pending, name)
 	}
 	return old, nil
 }
