@@ -51,6 +51,11 @@ type Report struct {
 	// cgroupDir is the delegated cgroup v2 directory, when LayerCgroup is
 	// active.
 	cgroupDir string
+	// nsEarly: the worker enters its namespaces itself, from the C
+	// constructor of a cgo binary, so the server starts it without
+	// CLONE_NEWUSER (vfork, no fork of the server). Otherwise the clone
+	// creates them.
+	nsEarly bool
 }
 
 // Active reports whether layer l is active in r.

@@ -126,6 +126,7 @@ func probeChild(r *Report, exe string, args []string, want map[Layer]bool, abi i
 		}
 		cand := *r
 		cand.Layers = append([]Status(nil), r.Layers...)
+		cand.nsEarly = earlyAvailable && !preferCloneNS
 		for _, l := range []Layer{LayerUserns, LayerNetns, LayerIPCns} {
 			cand.set(l, false, "")
 		}
@@ -146,11 +147,16 @@ func probeChild(r *Report, exe string, args []string, want map[Layer]bool, abi i
 			}
 			continue
 		}
+		r.nsEarly = cand.nsEarly && cand.nsFlags() != 0
+		how := ""
+		if r.nsEarly {
+			how = "; entered by a C constructor before the Go runtime starts, so the server starts workers with vfork, not a fork of itself"
+		}
 		for _, l := range []Layer{LayerUserns, LayerNetns, LayerIPCns} {
 			switch {
 			case !want[l]:
 			case cand.Active(l):
-				r.set(l, true, "%s", nsWhat[l])
+				r.set(l, true, "%s%s", nsWhat[l], how)
 			default:
 				r.set(l, false, "the kernel refused it: %s", strings.Join(startErrs, "; "))
 			}
@@ -190,6 +196,39 @@ func probeChild(r *Report, exe string, args []string, want map[Layer]bool, abi i
 	r.landlock = ""
 }
 
+// nsEnvVar carries the CLONE_NEW* flags (decimal) of the namespaces a cgo
+// worker's C constructor enters before the Go runtime starts; Enter
+// removes it.
+const nsEnvVar = "SANDCALL_NS"
+
+// nsFailedExit is a probe worker's exit code when its constructor could not
+// enter the namespaces asked for.
+const nsFailedExit = 6
+
+// nsFlags returns the CLONE_NEW* flags of r's active namespaces.
+func (r Report) nsFlags() uintptr {
+	var f uintptr
+	if r.Active(LayerUserns) {
+		f |= syscall.CLONE_NEWUSER
+	}
+	if r.Active(LayerNetns) {
+		f |= syscall.CLONE_NEWNET
+	}
+	if r.Active(LayerIPCns) {
+		f |= syscall.CLONE_NEWIPC
+	}
+	return f
+}
+
+// nsEnv returns the nsEnvVar entry when the worker enters r's namespaces
+// itself, else "".
+func (r Report) nsEnv() string {
+	if f := r.nsFlags(); r.nsEarly && f != 0 {
+		return fmt.Sprintf("%s=%d", nsEnvVar, f)
+	}
+	return ""
+}
+
 var nsWhat = map[Layer]string{
 	LayerUserns: "worker runs as an unprivileged user of its own user namespace (no capabilities on the host)",
 	LayerNetns:  "worker has a network namespace of its own: no interface but a down loopback",
@@ -207,6 +246,9 @@ func runProbe(cand Report, exe string, args []string, abi int) (map[Layer]string
 	if cand.Active(LayerLandlock) && cand.landlock == landlockEarly {
 		cmd.Env = append(cmd.Env, earlyEnv(abi))
 	}
+	if e := cand.nsEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = cand.SysProcAttr()
 	var stdout, stderr bytes.Buffer
@@ -215,6 +257,12 @@ func runProbe(cand Report, exe string, args []string, abi int) (map[Layer]string
 		return nil, err
 	}
 	if err := cmd.Wait(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == nsFailedExit {
+			// The namespaces were refused, as a clone would have been:
+			// the caller tries fewer.
+			return nil, fmt.Errorf("%s", strings.TrimSpace(lastLine(stderr.String())))
+		}
 		return nil, fmt.Errorf("%w: %v: %s", errProbeRan, err, strings.TrimSpace(lastLine(stderr.String())))
 	}
 	out := map[Layer]string{}
@@ -249,6 +297,9 @@ func (r Report) SysProcAttr() *syscall.SysProcAttr {
 	if r.Active(LayerPdeathsig) {
 		a.Pdeathsig = syscall.SIGKILL
 	}
+	if r.nsEarly {
+		return a // the worker enters them itself (nsEnvVar)
+	}
 	if r.Active(LayerUserns) {
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		uid, gid := os.Geteuid(), os.Getegid()
@@ -279,6 +330,9 @@ func (r Report) Environ() []string {
 	if r.Active(LayerLandlock) && r.landlock == landlockEarly {
 		env = append(env, earlyEnv(r.abi))
 	}
+	if e := r.nsEnv(); e != "" {
+		env = append(env, e)
+	}
 	return env
 }
 
@@ -288,6 +342,9 @@ func (r Report) encode(abi int, probe bool) string {
 	var toks []string
 	if probe {
 		toks = append(toks, "probe")
+	}
+	if r.nsEnv() != "" {
+		toks = append(toks, "nsearly")
 	}
 	for _, s := range r.Layers {
 		if !s.Active {
@@ -305,6 +362,7 @@ func (r Report) encode(abi int, probe bool) string {
 
 type workerPlan struct {
 	probe, landlocked bool
+	nsEarly           bool // the constructor must have entered the namespaces
 	abi               int
 	statusFD          int // inherited across the Landlock re-exec, or -1
 }
@@ -322,6 +380,8 @@ func decode(v string) (Report, workerPlan, error) {
 			p.probe = true
 		case "landlocked":
 			p.landlocked = true
+		case "nsearly":
+			p.nsEarly = true
 		case "status":
 			fd, err := strconv.Atoi(arg)
 			if err != nil || fd < 0 {
@@ -365,6 +425,26 @@ func Enter() (Report, error) {
 	}
 	early, earlyErr, earlyFD := earlyResult()
 	os.Unsetenv(earlyEnvVar)
+	nsIn, nsErr := earlyNS()
+	os.Unsetenv(nsEnvVar)
+	if p.nsEarly && !p.landlocked {
+		// Fail closed: a worker whose parent left the namespaces to it
+		// runs only inside them.
+		var err error
+		switch {
+		case nsErr != nil:
+			err = fmt.Errorf("namespaces before the Go runtime: %w", nsErr)
+		case !nsIn:
+			err = fmt.Errorf("namespaces before the Go runtime: not entered (no C constructor in this binary, or %s unset)", nsEnvVar)
+		}
+		if err != nil {
+			if p.probe {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(nsFailedExit)
+			}
+			return Report{}, err
+		}
+	}
 	if p.statusFD >= 0 {
 		statusFD = p.statusFD
 		unix.CloseOnExec(statusFD)

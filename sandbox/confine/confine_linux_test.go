@@ -111,6 +111,9 @@ func childMain(scenario string, args []string) {
 		time.Sleep(time.Minute)
 	case "sleep":
 		time.Sleep(time.Minute)
+	case "ns":
+		nsChild()
+		os.Exit(0)
 	case "read-threads":
 		// Reads from many OS threads at once, the worker's own binary
 		// included: a domain that missed a thread shows here.

@@ -43,6 +43,18 @@
 //   - netns: no network at all; only a loopback interface that is down.
 //   - ipcns: no access to the host's System V IPC objects or POSIX message
 //     queues.
+//
+//     In a cgo binary the worker enters the three namespaces itself, from a
+//     C constructor that runs before the Go runtime starts (unshare, its own
+//     uid and gid maps, then every capability dropped), so the server starts
+//     it without CLONE_NEWUSER and Go spawns it with vfork. With the clone
+//     creating a user namespace, Go must fork: the server's page tables are
+//     copied at every worker start and the server then faults on each page
+//     it writes (BenchmarkWorkerStartLargeServer: a parent with 256 MiB of
+//     live heap spent 3.0-3.5 ms of CPU per start with the constructor,
+//     101-114 ms with the fork). Without cgo the clone creates them, as
+//     before; a worker told to expect the constructor's namespaces refuses
+//     to run outside them.
 //   - landlock: from the worker's first instruction, every thread: no
 //     filesystem access (no read, write, create, remove, rename, truncate,
 //     device ioctl, directory listing), and with Landlock ABI >= 4 no TCP

@@ -7,3 +7,5 @@ package confine
 const earlyAvailable = false
 
 func earlyResult() (applied bool, err error, statusFD int) { return false, nil, -1 }
+
+func earlyNS() (entered bool, err error) { return false, nil }

@@ -50,6 +50,10 @@ func earlyEnv(abi int) string {
 	return fmt.Sprintf("%s=%d:%d:%d:%d", earlyEnvVar, size, a.handledFS, a.handledNet, a.scoped)
 }
 
+// preferCloneNS makes Probe have the clone create the namespaces even in a
+// cgo binary, for the tests of that mode.
+var preferCloneNS bool
+
 // preferExec makes Probe choose landlockExec over landlockEarly, for the
 // tests that keep the re-exec path working.
 var preferExec bool

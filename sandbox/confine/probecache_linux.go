@@ -90,7 +90,7 @@ func probeCachePath(cfg Config, dir string) (string, error) {
 		Args         []string
 		Exe, Version string
 	}{uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano(), unix.ByteSliceToString(u.Release[:]),
-		os.Geteuid(), os.Getegid(), cfg.Disable, cfg.CgroupParent, cfg.WorkerArgs, cfg.Executable, "1"})
+		os.Geteuid(), os.Getegid(), cfg.Disable, cfg.CgroupParent, cfg.WorkerArgs, cfg.Executable, "2"})
 	h.Write(key)
 	return filepath.Join(dir, "probe-"+hex.EncodeToString(h.Sum(nil))[:32]+".json"), nil
 }
@@ -129,10 +129,11 @@ type cachedReport struct {
 	Landlock  string
 	ABI       int
 	CgroupDir string
+	NSEarly   bool `json:",omitempty"`
 }
 
 func marshalReport(r Report) ([]byte, error) {
-	return json.Marshal(cachedReport{Layers: r.Layers, Landlock: r.landlock, ABI: r.abi, CgroupDir: r.cgroupDir})
+	return json.Marshal(cachedReport{Layers: r.Layers, Landlock: r.landlock, ABI: r.abi, CgroupDir: r.cgroupDir, NSEarly: r.nsEarly})
 }
 
 func unmarshalReport(b []byte) (Report, error) {
@@ -156,5 +157,5 @@ func unmarshalReport(b []byte) (Report, error) {
 	if strings.ContainsAny(c.CgroupDir, "\x00\n") {
 		return Report{}, errors.New("cached probe: bad cgroup directory")
 	}
-	return Report{Layers: c.Layers, landlock: c.Landlock, abi: c.ABI, cgroupDir: c.CgroupDir}, nil
+	return Report{Layers: c.Layers, landlock: c.Landlock, abi: c.ABI, cgroupDir: c.CgroupDir, nsEarly: c.NSEarly}, nil
 }
