@@ -42,9 +42,7 @@
 //     as root.
 //   - netns: no network at all; only a loopback interface that is down.
 //   - ipcns: no access to the host's System V IPC objects or POSIX message
-//     queues.
-//
-//     In a cgo binary the worker enters the three namespaces itself, from a
+//     queues. In a cgo binary the worker enters the three namespaces itself, from a
 //     C constructor that runs before the Go runtime starts (unshare, its own
 //     uid and gid maps, then every capability dropped), so the server starts
 //     it without CLONE_NEWUSER and Go spawns it with vfork. With the clone
