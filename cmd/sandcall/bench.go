@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -95,15 +96,35 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "sandcall bench: skipping expense-wasm: %s\n", why)
 		}
 	}
+	// With both tiers, the standard workloads run the tiers interleaved,
+	// run by run, so that both see the same moments of a shared machine
+	// and their ratio holds even when the load drifts.
+	var skip map[string]bool
+	if len(tierList) == 2 && wantAny("expense", "fanout", "market") {
+		var names []string
+		for _, w := range demo.Workloads() {
+			if want(w.Name) {
+				names = append(names, w.Name)
+			}
+		}
+		rs, note, err := benchInterleaved(ctx, *runs, *reuse, names)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sandcall bench: %v\n", err)
+			return exitFailure
+		}
+		rows = append(rows, rs...)
+		notes = append(notes, note)
+		skip = map[string]bool{"expense": true, "fanout": true, "market": true}
+	}
 	for _, tier := range tierList {
 		var rs []benchRow
 		var err error
-		if wantAny("expense", "expense-cold", "fanout", "market", "deadline-1s") {
+		if wantAny("expense", "expense-cold", "fanout", "market", "deadline-1s") && (skip == nil || wantAny("expense-cold", "deadline-1s")) {
 			if tier == "inprocess" {
-				rs, err = benchInprocess(ctx, *runs)
+				rs, err = benchInprocess(ctx, *runs, skip)
 			} else {
 				var note string
-				rs, note, err = benchProcess(ctx, *runs, *reuse)
+				rs, note, err = benchProcess(ctx, *runs, *reuse, skip)
 				if note != "" {
 					notes = append(notes, note)
 				}
@@ -130,7 +151,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			rs = append(rs, br)
 		}
 		for _, r := range rs {
-			if want(r.Workload) {
+			if want(r.Workload) && !skip[r.Workload] {
 				rows = append(rows, r)
 			}
 		}
@@ -260,7 +281,7 @@ func summarize(workload, tier string, ds []time.Duration, calls int) benchRow {
 	return r
 }
 
-func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
+func benchInprocess(ctx context.Context, n int, skip map[string]bool) ([]benchRow, error) {
 	broker, err := benchBroker()
 	if err != nil {
 		return nil, err
@@ -275,6 +296,9 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 		{"fanout", "fanout", js.Config{}},
 		{"market", "market", js.Config{}},
 	} {
+		if skip[c.name] {
+			continue
+		}
 		r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(c.cfg), Tier: "inprocess"})
 		if err != nil {
 			return nil, err
@@ -310,72 +334,190 @@ func benchInprocess(ctx context.Context, n int) ([]benchRow, error) {
 // that compiles the program (expense here is then "expense-cold" of the
 // worker); with reuse N a worker serves N runs and keeps its compiled
 // programs, and every Nth run pays a worker start.
-func benchProcess(ctx context.Context, n, reuse int) ([]benchRow, string, error) {
-	broker, err := benchBroker()
+func benchProcess(ctx context.Context, n, reuse int, skip map[string]bool) ([]benchRow, string, error) {
+	bp, err := newBenchPool(reuse)
 	if err != nil {
 		return nil, "", err
 	}
-	c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout, reuse: reuse}
-	var mu sync.Mutex
-	var pids []int
-	exe, tier, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, func(pid int) error {
-		mu.Lock()
-		pids = append(pids, pid)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	defer closeExec()
-	pool := exe.(*process.Pool)
-	r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: pool, Tier: tier})
-	if err != nil {
-		return nil, "", err
-	}
-	waitWarm := func() {
-		for deadline := time.Now().Add(10 * time.Second); pool.Ready() < pool.Size() && time.Now().Before(deadline); {
-			time.Sleep(200 * time.Microsecond)
-		}
-	}
-	workers := func() []int {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(pids)
-	}
+	defer bp.close()
 	var rows []benchRow
 	for _, w := range demo.Workloads() {
-		meter := newCPUMeter(0, workers)
-		ds, err := measure(ctx, r, w, n, 2, waitWarm)
+		if skip[w.Name] {
+			continue
+		}
+		meter := newCPUMeter(0, bp.workers)
+		ds, err := measure(ctx, bp.r, w, n, 2, bp.waitWarm)
 		if err != nil {
 			return nil, "", err
 		}
-		calls := 0
-		if w.Name == "fanout" {
-			calls = w.Calls
-		}
-		row := summarize(w.Name, "process", ds, calls)
+		row := summarize(w.Name, "process", ds, rateCalls(w))
 		row.ServerCPUMS, row.WorkerCPUMS = meter.perJob(n + 2)
 		rows = append(rows, row)
 	}
-	d, err := measureDeadline(ctx, r, "process", min(n, 5), waitWarm)
+	d, err := measureDeadline(ctx, bp.r, "process", min(n, 5), bp.waitWarm)
 	if err != nil {
 		return nil, "", err
 	}
 	rows = append(rows, d)
-	// RSS of the idle, warm workers.
-	waitWarm()
-	mu.Lock()
-	recent := slices.Clone(pids[max(0, len(pids)-pool.Size()):])
-	mu.Unlock()
+	return rows, bp.note(), nil
+}
+
+// rateCalls is the call count a row's calls/s is computed from: only the
+// fan-out's.
+func rateCalls(w demo.Workload) int {
+	if w.Name == "fanout" {
+		return w.Calls
+	}
+	return 0
+}
+
+// benchPool is the process tier as the bench measures it: the default
+// pool of confined workers behind the demo broker.
+type benchPool struct {
+	r     *bindings.Runner
+	pool  *process.Pool
+	tier  string
+	close func()
+
+	mu   sync.Mutex
+	pids []int // every worker started, in order
+}
+
+func newBenchPool(reuse int) (*benchPool, error) {
+	broker, err := benchBroker()
+	if err != nil {
+		return nil, err
+	}
+	bp := &benchPool{}
+	c := &common{isolation: "process", timeout: sandbox.DefaultLimits().Timeout, reuse: reuse}
+	exe, tier, closeExec, err := newExecutorWith(c, sandbox.DefaultLimits(), nil, func(pid int) error {
+		bp.mu.Lock()
+		bp.pids = append(bp.pids, pid)
+		bp.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	bp.pool, bp.tier, bp.close = exe.(*process.Pool), tier, closeExec
+	if bp.r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: bp.pool, Tier: tier}); err != nil {
+		closeExec()
+		return nil, err
+	}
+	return bp, nil
+}
+
+// waitWarm waits (untimed) until every fresh worker is ready, as a server
+// between requests would be.
+func (bp *benchPool) waitWarm() {
+	for deadline := time.Now().Add(10 * time.Second); bp.pool.Ready() < bp.pool.Size() && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+func (bp *benchPool) workers() []int {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return slices.Clone(bp.pids)
+}
+
+// note names the tier and the RSS of the idle, warm workers.
+func (bp *benchPool) note() string {
+	bp.waitWarm()
+	pids := bp.workers()
 	var rss []string
-	for _, pid := range recent {
+	for _, pid := range pids[max(0, len(pids)-bp.pool.Size()):] {
 		if kb := vmRSS(pid); kb > 0 {
 			rss = append(rss, fmt.Sprintf("%.1f MB", float64(kb)/1024))
 		}
 	}
-	note := fmt.Sprintf("process tier: %s; RSS of idle warm workers: %s", tier, strings.Join(rss, ", "))
-	return rows, note, nil
+	return fmt.Sprintf("process tier: %s; RSS of idle warm workers: %s", bp.tier, strings.Join(rss, ", "))
+}
+
+// interleaveBlock is how many runs of one tier go in a row before the other
+// tier's: a reused worker collects a job's garbage after sending its
+// outcome, which would otherwise slow every in-process run that follows a
+// process-tier one; in blocks it touches only a block's first run.
+const interleaveBlock = 5
+
+// benchInterleaved measures the named standard workloads in both tiers,
+// the tiers interleaved in blocks of interleaveBlock runs (which goes first
+// alternates), so that both see the same moments of a shared machine:
+// their ratio is what the acceptance figures compare. The server's CPU is counted per tier over its
+// own runs; the workers' over the whole workload, every worker's time being
+// the process tier's (a reused worker collects a job's garbage after it).
+func benchInterleaved(ctx context.Context, n, reuse int, names []string) ([]benchRow, string, error) {
+	broker, err := benchBroker()
+	if err != nil {
+		return nil, "", err
+	}
+	in, err := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{}), Tier: "inprocess"})
+	if err != nil {
+		return nil, "", err
+	}
+	bp, err := newBenchPool(reuse)
+	if err != nil {
+		return nil, "", err
+	}
+	defer bp.close()
+	const warm = 3
+	var rows []benchRow
+	for _, name := range names {
+		w := workloadNamed(name)
+		prog := sandbox.Program{Source: w.Program, Input: w.Input}
+		var ds [2][]time.Duration
+		var server [2]time.Duration
+		workers := newCPUMeter(0, bp.workers)
+		for b := 0; b*interleaveBlock < warm+n; b++ {
+			for k := range 2 {
+				tier := (b + k) % 2 // 0: in-process, 1: process
+				r, before := in, func() {}
+				if tier == 1 {
+					r, before = bp.r, bp.waitWarm
+				}
+				for i := b * interleaveBlock; i < min((b+1)*interleaveBlock, warm+n); i++ {
+					d, cpu, err := timedRun(ctx, r, w, prog, before)
+					if err != nil {
+						return nil, "", err
+					}
+					if i >= warm {
+						ds[tier] = append(ds[tier], d)
+					}
+					server[tier] += cpu
+				}
+			}
+		}
+		runs := warm + n
+		perRun := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(runs) }
+		rin := summarize(name, "inprocess", ds[0], rateCalls(w))
+		rin.ServerCPUMS = perRun(server[0])
+		rp := summarize(name, "process", ds[1], rateCalls(w))
+		rp.ServerCPUMS = perRun(server[1])
+		_, rp.WorkerCPUMS = workers.perJob(runs)
+		rows = append(rows, rin, rp)
+	}
+	return rows, bp.note() + fmt.Sprintf("; expense, fanout and market: the tiers interleaved in blocks of %d runs", interleaveBlock), nil
+}
+
+// timedRun runs prog once after before (untimed) and checks its result
+// against w; it returns the run's wall time and this process's CPU time
+// over the run.
+func timedRun(ctx context.Context, r *bindings.Runner, w demo.Workload, prog sandbox.Program, before func()) (time.Duration, time.Duration, error) {
+	before()
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	t0 := time.Now()
+	res := r.Run(ctx, bindings.RunRequest{Program: prog})
+	d := time.Since(t0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	if !res.OK {
+		return 0, 0, fmt.Errorf("%s: %v", w.Name, res.Error)
+	}
+	if string(res.Result) != w.Want || res.Calls.Total != w.Calls {
+		return 0, 0, fmt.Errorf("%s: wrong result %.60s after %d calls", w.Name, res.Result, res.Calls.Total)
+	}
+	cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
+	return d, cpu, nil
 }
 
 func vmRSS(pid int) int {
