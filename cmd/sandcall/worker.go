@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
@@ -89,7 +90,14 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitFailure
 	}
-	err = process.ServeWorker(ctx, os.NewFile(3, "frames-in"), os.NewFile(4, "frames-out"), process.WorkerConfig{
+	// The frame pipes go through Go's poller (non-blocking, before
+	// confinement creates no more descriptors): the reader goroutine then
+	// parks between frames instead of holding an OS thread in read(2),
+	// which the scheduler had to wake and hand a P to for every result of
+	// a fan-out (worker CPU per 1,000-call fan-out 33.9-34.0 ms vs
+	// 37.4-44.5 ms, interleaved runs on a loaded 2-core VM).
+	in, out := pollable(3, "frames-in"), pollable(4, "frames-out")
+	err = process.ServeWorker(ctx, in, out, process.WorkerConfig{
 		// TypeScript is transpiled here too, not in the server: esbuild's
 		// parser takes superlinear time on some inputs and cannot be
 		// interrupted; a worker is killed at the deadline (see sandbox/ts).
@@ -114,6 +122,13 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// pollable returns fd as a file served by Go's poller (see cmdWorker); if
+// the descriptor cannot be made non-blocking it stays a blocking one.
+func pollable(fd uintptr, name string) *os.File {
+	_ = syscall.SetNonblock(int(fd), true)
+	return os.NewFile(fd, name)
 }
 
 // warmEngine runs a small program once so that everything the engine builds
