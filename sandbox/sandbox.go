@@ -179,6 +179,18 @@ type Host interface {
 	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
 }
 
+// AsyncHost is a Host that can also start a call without a goroutine of
+// the caller's waiting for it: StartCall sends the call and returns;
+// done is then called exactly once, from another goroutine, with the
+// call's result, or with a cancellation error as soon as ctx ends first.
+// An engine uses it, when its host has it, for the guest's calls: the
+// process tier's worker hands a result from its frame reader straight to
+// the engine, one goroutine hand-off per call fewer.
+type AsyncHost interface {
+	Host
+	StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error))
+}
+
 // Outcome is what an engine reports for one Job.
 type Outcome struct {
 	// Value is the compact JSON of the program's result ("null" for undefined),

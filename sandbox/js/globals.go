@@ -265,14 +265,18 @@ func (r *run) callTool(name string, args goja.Value) goja.Value {
 	id := len(r.pend)
 	r.pend = append(r.pend, pending{resolve: resolve, reject: reject})
 	r.calls.Add(1)
-	go func() {
+	complete := func(res json.RawMessage, err error) {
 		defer r.calls.Done()
-		res, err := r.host.Call(r.callCtx, name, argsJSON)
 		select {
 		case r.done <- completion{id: id, result: res, err: err}:
 		case <-r.finished:
 		}
-	}()
+	}
+	if ah, ok := r.host.(sandbox.AsyncHost); ok {
+		ah.StartCall(r.callCtx, name, argsJSON, complete)
+	} else {
+		go func() { complete(r.host.Call(r.callCtx, name, argsJSON)) }()
+	}
 	return r.rt.ToValue(p)
 }
 

@@ -86,7 +86,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	}
 	fw := newFrameWriter(out)
 	defer fw.close()
-	h := &workerHost{fw: fw, pending: make(map[uint64]chan resultMsg)}
+	h := &workerHost{fw: fw, pending: make(map[uint64]*pendingCall)}
 	if err := h.send(kindReady, readyMsg{PID: os.Getpid()}); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ type jobHost struct {
 }
 
 var (
-	_ sandbox.Host        = (*jobHost)(nil)
+	_ sandbox.AsyncHost   = (*jobHost)(nil)
 	_ sandbox.LogSink     = (*jobHost)(nil)
 	_ sandbox.PartialSink = (*jobHost)(nil)
 )
@@ -221,6 +221,18 @@ func (j *jobHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 		return nil, sandbox.Errorf(sandbox.ECancelled, "", "the run has ended")
 	}
 	return j.h.Call(ctx, tool, args)
+}
+
+// StartCall implements sandbox.AsyncHost.
+func (j *jobHost) StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
+	j.mu.Lock()
+	ended := j.ended
+	j.mu.Unlock()
+	if ended {
+		done(nil, sandbox.Errorf(sandbox.ECancelled, "", "the run has ended"))
+		return
+	}
+	j.h.StartCall(ctx, tool, args, done)
 }
 
 // Log implements sandbox.LogSink: entries stream to the server as they
@@ -338,7 +350,7 @@ type workerHost struct {
 	next atomic.Uint64
 
 	mu      sync.Mutex // guards pending, wall and release
-	pending map[uint64]chan resultMsg
+	pending map[uint64]*pendingCall
 	// wall relays the server's holds to the running job's engine (nil
 	// between jobs); release ends the hold in force, if any.
 	wall    *sandbox.Wall
@@ -370,7 +382,7 @@ func (h *workerHost) hold(held bool) {
 	}
 }
 
-var _ sandbox.Host = (*workerHost)(nil)
+var _ sandbox.AsyncHost = (*workerHost)(nil)
 
 func (h *workerHost) send(kind byte, v any) error {
 	body, err := marshalFrame(v)
@@ -382,16 +394,36 @@ func (h *workerHost) send(kind byte, v any) error {
 
 // Call implements sandbox.Host.
 func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan answer, 1)
+	h.StartCall(ctx, tool, args, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+	a := <-ch
+	return a.res, a.err
+}
+
+// pendingCall is a call sent to the server and not yet answered.
+type pendingCall struct {
+	done func(json.RawMessage, error)
+	stop func() bool // stops the cancellation's AfterFunc
+}
+
+// StartCall implements sandbox.AsyncHost: the frame reader calls done with
+// the server's answer; a cancellation of ctx calls it first if it comes
+// first (the server's late answer is then dropped).
+func (h *workerHost) StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
 	id := h.next.Add(1)
-	ch := make(chan resultMsg, 1)
+	pc := &pendingCall{done: done}
 	h.mu.Lock()
-	h.pending[id] = ch
+	h.pending[id] = pc
+	pc.stop = context.AfterFunc(ctx, func() {
+		if h.take(id) != nil {
+			done(nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled))
+		}
+	})
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.pending, id)
-		h.mu.Unlock()
-	}()
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -400,17 +432,21 @@ func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage
 		err = h.fw.sendRaw(frame)
 	}
 	if err != nil {
-		return nil, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone")
-	}
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
+		if h.take(id) != nil {
+			pc.stop()
+			done(nil, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone"))
 		}
-		return r.Result, nil
-	case <-ctx.Done():
-		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
 	}
+}
+
+// take removes and returns the pending call id, or nil if it was answered
+// or cancelled already: whoever takes it calls its done.
+func (h *workerHost) take(id uint64) *pendingCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pc := h.pending[id]
+	delete(h.pending, id)
+	return pc
 }
 
 // partialInterval is the least time between two partial frames.
@@ -462,13 +498,12 @@ func (h *workerHost) readFrames(in io.Reader, jobs chan<- []byte, done <-chan st
 				r.Err = sandbox.Errorf(sandbox.EInternal, "", "malformed error from the server")
 			}
 		}
-		h.mu.Lock()
-		ch := h.pending[r.ID]
-		h.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- r:
-			default:
+		if pc := h.take(r.ID); pc != nil {
+			pc.stop()
+			if r.Err != nil {
+				pc.done(nil, r.Err)
+			} else {
+				pc.done(r.Result, nil)
 			}
 		}
 	}
