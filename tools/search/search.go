@@ -52,6 +52,19 @@
 // compare; …). No table maps tell to send, or file to document: words
 // that only sometimes mean the same pull unrelated tools.
 //
+// Beyond that table, a general one derived from WordNet 3.0 (related.txt,
+// made by internal/genrelated; about 5,800 common words, 104 KB, looked up by
+// binary search in the embedded text, nothing built): for a query word
+// the catalog does not use, the other words of its two most frequent
+// senses, its derivationally related forms and, for an adjective, the
+// attribute it names (big → size, remind → reminder, complete →
+// completion), each counting 0.4 of the word. It also tells which words
+// are mostly nouns of a person, a place, a time, a quantity, a food, …
+// (WordNet's lexicographer classes: dentist, Friday, week, kilometre):
+// such a word, unknown to the catalog and not standing for a tool word,
+// is an argument of the request rather than what it asks for, and weighs
+// half in the query's coverage (see Confidence).
+//
 // A request is more than its words. Its sentences that only tell the
 // situation ("My laptop fan is going crazy.", "Someone on support
 // reported …") weigh half when another sentence asks (a question, an
@@ -87,6 +100,10 @@
 // about equally finds nothing. So "nothing fits" is an answer: an empty
 // list rather than five tools that share one word with the query. A query
 // naming a tool exactly ranks it first.
+//
+// A word no tool uses counts as the rarest unless a synonym, typo or
+// related word stands for it, or WordNet says it names an argument
+// (above), when it counts half of that.
 //
 // A long request carries context no tool's text says (names, places,
 // dates, what it is for), which lowers its coverage: the floor falls from
@@ -480,6 +497,22 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			g.idf = append(g.idf, idfOf(s))
 			inQuery[s] = max(inQuery[s], wt)
 		}
+		// A word the catalog never uses also matches its related words in
+		// WordNet (big → size, remind → reminder), at relatedWeight.
+		var arg bool
+		if len(ix.post[w]) == 0 {
+			var rel []string
+			rel, arg = related(w)
+			for _, s := range rel {
+				if _, ok := inQuery[s]; ok || len(ix.post[s]) == 0 {
+					continue
+				}
+				g.terms = append(g.terms, s)
+				g.weight = append(g.weight, relatedWeight)
+				g.idf = append(g.idf, idfOf(s))
+				inQuery[s] = relatedWeight
+			}
+		}
 		// A word the catalog never uses weighs as the rarest (it is what
 		// no tool does), unless a synonym stands for it.
 		g.cover = maxIDF
@@ -493,6 +526,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			}
 		}
 		g.cover *= g.qw
+		if arg && g.cover == maxIDF*g.qw {
+			g.cover *= argCover // a date, a person, a place: an argument
+		}
 		groups = append(groups, g)
 	}
 	// A short query that names, capitalized, something the catalog does
