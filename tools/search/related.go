@@ -59,3 +59,23 @@ func related(w string) (rel []string, arg bool) {
 	}
 	return nil, false
 }
+
+// irregularTable is WordNet's irregular forms of common verbs (wrote
+// write, got get), a line per form: the form, then the verb in index form
+// (see internal/genrelated).
+//
+//go:embed irregular.txt
+var irregularTable string
+
+// irregular maps an irregular verb form to its verb in index form; Terms
+// applies it to tools and queries alike. About 200 entries, built when the
+// package loads.
+var irregular = func() map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(irregularTable, "\n") {
+		if form, verb, ok := strings.Cut(line, " "); ok {
+			m[form] = verb
+		}
+	}
+	return m
+}()

@@ -1033,7 +1033,11 @@ func Terms(text string) []string {
 			out = append(out, exp...)
 			continue
 		}
-		w = stem(w)
+		if v, ok := irregular[w]; ok {
+			w = v // wrote → write
+		} else {
+			w = stem(w)
+		}
 		if c, ok := canon[w]; ok {
 			w = c
 		}
@@ -1128,6 +1132,8 @@ func stem(w string) string {
 		w = w[:len(w)-1]
 	}
 	switch {
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "ing") && len(w) > 5:
 		w = undouble(w[:len(w)-3])
 	case strings.HasSuffix(w, "ed") && len(w) > 4:
@@ -1182,7 +1188,7 @@ func capText(s string, n int) string {
 
 // stop are English words too common to tell tools apart.
 var stop = toSet(`a an the of for to in on at by with from into onto about and or but not no nor
-is are was were be been being am do does did done has have had having will would shall should can could may might must
+is are was were be been being am do does did has have had having will would shall should can could may might must
 i me my mine we us our you your he him his she her it its they them their this that these those there here
 what which who whom whose when where why how all any each every some such both either neither
 as if then than so too very just also only own same other more most much many few

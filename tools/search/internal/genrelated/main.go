@@ -58,6 +58,7 @@ type pointer struct {
 func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 dict directory")
 	out := flag.String("o", "related.txt", "output file")
+	irregular := flag.String("irregular", "irregular.txt", "output file of irregular verb forms")
 	hyper := flag.String("hyper", "", "parts of speech (n, v) whose first sense's hypernyms are related words")
 	flag.Parse()
 
@@ -204,6 +205,40 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("%d words, %d bytes", len(keys), b.Len())
+
+	// Irregular verb forms (verb.exc: wrote → write, got → get) of common
+	// verbs, unless the form is itself a common word (found, left, saw).
+	f, err := os.Open(filepath.Join(*dir, "verb.exc"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	irr := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 2 || !common(fs[1]) || count[fs[0]] > 0 || strings.ContainsAny(fs[0], "_-.'0123456789") {
+			continue
+		}
+		form, lemma := strings.ToLower(fs[0]), term(fs[1])
+		if lemma == "" || search.Terms(form) == nil || term(form) == lemma {
+			continue
+		}
+		irr[form] = lemma
+	}
+	forms := make([]string, 0, len(irr))
+	for w := range irr {
+		forms = append(forms, w)
+	}
+	sort.Strings(forms)
+	b.Reset()
+	for _, w := range forms {
+		b.WriteString(w + " " + irr[w] + "\n")
+	}
+	if err := os.WriteFile(*irregular, []byte(b.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("%d irregular forms, %d bytes", len(forms), b.Len())
 }
 
 // argClass are the lexicographer files of nouns that a request names as
