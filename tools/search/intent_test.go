@@ -145,3 +145,26 @@ func TestTitle(t *testing.T) {
 		t.Errorf("map a website: %v, want crawl_map", hits)
 	}
 }
+
+// TestNamedThing: the name a request gives to a folder or a project ("my
+// Downloads folder") is an argument: a tool that downloads does not
+// match it; a family's name in the same place still counts.
+func TestNamedThing(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "fs_list_directory", Description: "List the files and folders in a directory."},
+		{Name: "ci_download_usage_data", Description: "Download usage data of the CI: the documents and reports of jobs."},
+		{Name: "docs_get_document", Description: "Get a document."},
+		{Name: "gitlab_list_projects", Description: "List GitLab projects.", Source: "gitlab"},
+		{Name: "gitlab_get_project", Description: "Get a GitLab project.", Source: "gitlab"},
+		{Name: "todo_list_projects", Description: "List the projects of the to-do list."},
+	})
+	for _, c := range []struct{ q, want string }{
+		{"What's in my Downloads folder?", "fs_list_directory"},
+		{"What's in my Documents folder at the moment?", "fs_list_directory"},
+		{"list the GitLab projects", "gitlab_list_projects"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
+}

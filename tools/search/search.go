@@ -446,7 +446,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	plain := ix.joinCamel(stripLiterals(query))
+	plain := ix.joinCamel(ix.stripNames(stripLiterals(query)))
 	terms, qw := queryTerms(plain)
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
