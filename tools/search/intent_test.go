@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sandcall/sandcall/tools"
@@ -166,5 +167,35 @@ func TestNamedThing(t *testing.T) {
 		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
+	}
+}
+
+// TestFamilyFallback: a request that names a family but that no tool fits
+// above the floor gets the family's tools whose name has its verb (for a
+// question, a reading verb); without the family, nothing.
+func TestFamilyFallback(t *testing.T) {
+	var ts []*tools.Tool
+	for _, x := range []struct{ name, desc string }{
+		{"get_collaborators", "Get the collaborators of a shared project."},
+		{"add_tasks", "Add tasks to a project."},
+		{"get_projects", "Get projects by id."},
+	} {
+		ts = append(ts, &tools.Tool{Name: "planner_" + x.name, Description: x.desc, Source: "planner"})
+	}
+	ts = append(ts, fixtureTools()...)
+	ix := search.New(ts)
+	q := "Who else is on the Kitchen Reno renovation board in Planner?"
+	hits, _ := ix.Search(q, 3, nil)
+	if len(hits) == 0 {
+		t.Fatalf("Search(%q) found nothing, want planner_get_… tools", q)
+	}
+	for _, h := range hits {
+		if !strings.HasPrefix(h.Tool.Name, "planner_get_") {
+			t.Errorf("Search(%q): %s, want only planner_get_… tools", q, h.Tool.Name)
+		}
+	}
+	q = "Who else is on the Kitchen Reno renovation board?"
+	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		t.Errorf("Search(%q) = %s, want nothing", q, hits[0].Tool.Name)
 	}
 }

@@ -283,6 +283,6 @@ const (
 	// description and parameters ~37/47, 30/53. With WordNet's related
 	// words and argument classes: 41/47, 33/53, 27/30.
 	minBlind3Model   = 0.85
-	minBlind3Request = 0.64
+	minBlind3Request = 0.66
 	minBlind3Nomatch = 0.88
 )

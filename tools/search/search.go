@@ -105,6 +105,11 @@
 // related word stands for it, or WordNet says it names an argument
 // (above), when it counts half of that.
 //
+// A request that names a family ("… in Todoist?") but that no tool fits
+// above the floor is answered by that family's tools whose name has the
+// request's verb (or a reading verb, for a question), at their own low
+// confidence: the service is known, and so is the action.
+//
 // A long request carries context no tool's text says (names, places,
 // dates, what it is for), which lowers its coverage: the floor falls from
 // MinConfidence at four query words to half of it at eight words and
@@ -683,6 +688,33 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 		return all[i].Tool.Name < all[j].Tool.Name
 	})
+	// A request that names a family ("… in Todoist?") but that no tool
+	// fits above the floor falls back on the family's tools whose name
+	// has the request's verb (or, for a question, a reading verb): what
+	// the request asks, of the service it names. (Any tool of the family
+	// answered four more no-match requests for two more whole requests;
+	// this one cost none.)
+	var fallback []Hit
+	{
+		inFam := map[int32]bool{}
+		for _, g := range groups {
+			if ix.namesFamily(g.terms[0]) {
+				for _, p := range ix.post[g.terms[0]] {
+					if p.tf[fFamily] > 0 {
+						inFam[p.doc] = true
+					}
+				}
+			}
+		}
+		if len(inFam) > 0 {
+			for _, h := range all {
+				i := int32(ix.byName[h.Tool.Name])
+				if inFam[i] && agrees(&ix.docs[i]) == 1 {
+					fallback = append(fallback, h)
+				}
+			}
+		}
+	}
 	kept := all[:0]
 	for _, h := range all {
 		if h.Confidence >= floor {
@@ -690,6 +722,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 	all = kept
+	if len(all) == 0 && len(fallback) > 0 {
+		all = fallback
+	}
 	if len(all) == 0 {
 		return nil, 0
 	}
