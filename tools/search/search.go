@@ -202,10 +202,45 @@
 // lexical ranker sits near 60% for whole requests on queries it was not
 // tuned on.
 //
+// A fourth round asked whether a general lexical resource closes the gap
+// for whole requests: WordNet 3.0 (see Ranking), and a few mechanisms
+// found on the way, each measured on all three sets (top 3 model /
+// requests / no-match empty; queries.json | heldout.json | blind3.json):
+//
+//	before                          77 37 36 | 19 32 18 | 41 31 27
+//	WordNet related words, classes  77 37 35 | 20 32 17 | 41 33 27
+//	"done" not a stop word          77 37 35 | 20 33 17 | 41 34 27
+//	names of folders, projects      77 38 35 | 20 34 17 | 41 35 27
+//	a named family's tools          77 38 35 | 20 34 17 | 41 36 27
+//
+// that is 92.8 / 80.9 / 83.3 (top 1: 80.7, 63.8) on queries.json, 66.7 /
+// 68.0 / 56.7 (56.7, 38.0) on heldout.json, 87.2 / 67.9 / 90.0 (72.3,
+// 41.5) on blind3.json: whole requests +2.1, +4.0 and +9.4 points, one
+// no-match request fewer on queries.json and heldout.json, model-style
+// queries +1 on heldout.json. The misses of all three sets were looked
+// at while choosing these mechanisms, so none of the sets is blind for
+// this round and the figures are optimistic (the mechanisms are general:
+// no word, tool or server of a set is named in the code). WordNet
+// itself adds little: three answerable queries for two no-match ones.
+// Its related words are general English, not tools' vocabulary — remind
+// is reminder, not a task; grab is catch and seize, not fetch; hog,
+// tick off and lock down have no sense near a tool — and the requests
+// this round aimed at ("what's hogging the CPU", "tick that off my to-do
+// list", "put it up for review") still fail. Tried and dropped:
+// the first sense's hypernyms (lock → fasten, secure; one no-match
+// request lost, nothing gained), expanding every query word and not only
+// those the catalog lacks (−1 to −2 on every set), related words at 0.3
+// or 0.5 rather than 0.4 (no difference), all the words of a named thing
+// rather than the catalog's ("the Slack channel": a no-match request
+// lost), and any tool of a named family rather than those with the
+// request's verb (+2 requests, −4 no-match). The -ied stem and WordNet's
+// irregular verbs (wrote → write) are right but changed no query. The
+// issue's 90% for whole requests is not met on any set.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 26 of 48
 // conversational requests in the top 3 (24 of 48 before the second
-// round, 26 of 48 after the third).
+// round, 26 of 48 after the third, 28 of 48 after the fourth).
 //
 // # Cost
 //
@@ -214,7 +249,14 @@
 // medians of five interleaved runs measured as CPU time per operation on a
 // 2-core machine at load average 35, where wall-clock figures were
 // meaningless); building the index of 500 real tools about 80 ms of CPU
-// there (BenchmarkBuildReal500: 81 ms before, 77 ms after). An Index is built once
+// there (BenchmarkBuildReal500: 81 ms before, 77 ms after). The fourth
+// round's WordNet tables add 109 KB of text to the binary (119 KB in all
+// to cmd/sandcall) and no measurable cost to the index build (a map of
+// 221 irregular forms, built when the package loads, looked up per
+// word); a search costs about 10% more
+// (median 0.24 ms against 0.21 ms, seven interleaved runs on the same
+// loaded machine), mostly a binary search of the table per unknown word,
+// about 0.6 µs each. An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
