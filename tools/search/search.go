@@ -238,9 +238,9 @@
 // issue's 90% for whole requests is not met on any set.
 //
 // On the older fixture of testdata/catalog.txt (202 tools written with
-// that ranking), TestQuality: 52 of 54 model-style queries and 26 of 48
+// that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
-// round, 26 of 48 after the third, 28 of 48 after the fourth).
+// round, 26 of 48 after the third).
 //
 // # Cost
 //
