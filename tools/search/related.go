@@ -68,7 +68,7 @@ func related(w string) (rel []string, arg bool) {
 var irregularTable string
 
 // irregular maps an irregular verb form to its verb in index form; Terms
-// applies it to tools and queries alike. About 200 entries, built when the
+// applies it to tools and queries alike. About 550 entries, built when the
 // package loads.
 var irregular = func() map[string]string {
 	m := map[string]string{}

@@ -208,6 +208,8 @@ func main() {
 
 	// Irregular verb forms (verb.exc: wrote → write, got → get) of common
 	// verbs, unless the form is itself a common word (found, left, saw).
+	// Forms that stemming already folds (tried) stay: search.Terms applies
+	// this table, so leaving them out would not give the same table twice.
 	f, err := os.Open(filepath.Join(*dir, "verb.exc"))
 	if err != nil {
 		log.Fatal(err)
@@ -221,7 +223,7 @@ func main() {
 			continue
 		}
 		form, lemma := strings.ToLower(fs[0]), term(fs[1])
-		if lemma == "" || search.Terms(form) == nil || term(form) == lemma {
+		if lemma == "" || search.Terms(form) == nil {
 			continue
 		}
 		irr[form] = lemma
