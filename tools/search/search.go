@@ -250,13 +250,14 @@
 // 2-core machine at load average 35, where wall-clock figures were
 // meaningless); building the index of 500 real tools about 80 ms of CPU
 // there (BenchmarkBuildReal500: 81 ms before, 77 ms after). The fourth
-// round's WordNet tables add 109 KB of text to the binary (119 KB in all
-// to cmd/sandcall) and no measurable cost to the index build (a map of
-// 555 irregular forms, built when the package loads, looked up per
-// word); a search costs about 10% more
-// (median 0.24 ms against 0.21 ms, seven interleaved runs on the same
-// loaded machine), mostly a binary search of the table per unknown word,
-// about 0.6 µs each. An Index is built once
+// round's WordNet tables add 113 KB of text to the binary (123 KB in all
+// to cmd/sandcall); the index build changes within noise (medians 53
+// against 51 ms and 54 against 59 ms in two runs: a map of 555 irregular
+// forms, built when the package loads, is looked up per word); a search
+// costs about 10% more (medians 0.21 against 0.19 ms and 0.24 against
+// 0.21 ms, each of seven interleaved runs on a machine at load average
+// 3–5), mostly a binary search of the table per query word the catalog
+// lacks, about 0.6 µs each. An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
