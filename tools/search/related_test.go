@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/tools"
 )
 
 // TestRelatedTable: every word of the embedded WordNet table is found by
@@ -56,5 +58,42 @@ func BenchmarkRelated(b *testing.B) {
 	ws := []string{"remind", "big", "friday", "zebra", "transcrib", "hog"}
 	for i := 0; i < b.N; i++ {
 		related(ws[i%len(ws)])
+	}
+}
+
+// TestArgumentWords: words no tool uses that name a person, a day or a
+// place are a request's arguments: they lower its confidence less than as
+// many unknown words that could be what it asks for.
+func TestArgumentWords(t *testing.T) {
+	ix := New([]*tools.Tool{
+		{Name: "todo_add_task", Description: "Add a task to the to-do list, with a due date."},
+		{Name: "todo_list_tasks", Description: "List the tasks of the to-do list."},
+		{Name: "mail_send", Description: "Send an e-mail message."},
+	})
+	conf := func(q string) float64 {
+		hits, _ := ix.Search(q, 1, nil)
+		if len(hits) == 0 || hits[0].Tool.Name != "todo_add_task" {
+			t.Fatalf("Search(%q) = %v, want todo_add_task first", q, hits)
+		}
+		return hits[0].Confidence
+	}
+	args, other := conf("add a task: dentist, Friday"), conf("add a task: transcribe, invoice")
+	if args <= other {
+		t.Errorf("confidence %.2f with a person and a day, %.2f with other unknown words: want more", args, other)
+	}
+}
+
+// TestRelatedWords: a query word no tool uses finds a tool through its
+// WordNet relatives ("how big is it" → size).
+func TestRelatedWords(t *testing.T) {
+	ix := New([]*tools.Tool{
+		{Name: "fs_get_file_info", Description: "Get a file's size, creation and modification times."},
+		{Name: "fs_read_file", Description: "Read a file."},
+		{Name: "fs_write_file", Description: "Write a file."},
+	})
+	q := "how big is the file?"
+	hits, _ := ix.Search(q, 1, nil)
+	if len(hits) == 0 || hits[0].Tool.Name != "fs_get_file_info" {
+		t.Errorf("Search(%q) = %v, want fs_get_file_info", q, hits)
 	}
 }
