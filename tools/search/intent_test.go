@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sandcall/sandcall/tools"
@@ -143,5 +144,58 @@ func TestTitle(t *testing.T) {
 	})
 	if hits, _ := ix.Search("map a website", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "crawl_map" {
 		t.Errorf("map a website: %v, want crawl_map", hits)
+	}
+}
+
+// TestNamedThing: the name a request gives to a folder or a project ("my
+// Downloads folder") is an argument: a tool that downloads does not
+// match it; a family's name in the same place still counts.
+func TestNamedThing(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "fs_list_directory", Description: "List the files and folders in a directory."},
+		{Name: "ci_download_usage_data", Description: "Download usage data of the CI: the documents and reports of jobs."},
+		{Name: "docs_get_document", Description: "Get a document."},
+		{Name: "gitlab_list_projects", Description: "List GitLab projects.", Source: "gitlab"},
+		{Name: "gitlab_get_project", Description: "Get a GitLab project.", Source: "gitlab"},
+		{Name: "todo_list_projects", Description: "List the projects of the to-do list."},
+	})
+	for _, c := range []struct{ q, want string }{
+		{"What's in my Downloads folder?", "fs_list_directory"},
+		{"What's in my Documents folder at the moment?", "fs_list_directory"},
+		{"list the GitLab projects", "gitlab_list_projects"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
+		}
+	}
+}
+
+// TestFamilyFallback: a request that names a family but that no tool fits
+// above the floor gets the family's tools whose name has its verb (for a
+// question, a reading verb); without the family, nothing.
+func TestFamilyFallback(t *testing.T) {
+	var ts []*tools.Tool
+	for _, x := range []struct{ name, desc string }{
+		{"get_collaborators", "Get the collaborators of a shared project."},
+		{"add_tasks", "Add tasks to a project."},
+		{"get_projects", "Get projects by id."},
+	} {
+		ts = append(ts, &tools.Tool{Name: "planner_" + x.name, Description: x.desc, Source: "planner"})
+	}
+	ts = append(ts, fixtureTools()...)
+	ix := search.New(ts)
+	q := "Who else is on the Kitchen Reno renovation board in Planner?"
+	hits, _ := ix.Search(q, 3, nil)
+	if len(hits) == 0 {
+		t.Fatalf("Search(%q) found nothing, want planner_get_… tools", q)
+	}
+	for _, h := range hits {
+		if !strings.HasPrefix(h.Tool.Name, "planner_get_") {
+			t.Errorf("Search(%q): %s, want only planner_get_… tools", q, h.Tool.Name)
+		}
+	}
+	q = "Who else is on the Kitchen Reno renovation board?"
+	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		t.Errorf("Search(%q) = %s, want nothing", q, hits[0].Tool.Name)
 	}
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // stripLiterals removes from a query the literal values a request quotes
@@ -93,4 +94,63 @@ func isLiteral(f string) bool {
 	}
 	// A path of three or more parts (src/lib/x), not an either-or (lat/long).
 	return strings.Count(f, "/") >= 2
+}
+
+// stripNames removes from a query the words of the names it gives to the
+// things it acts on — a run of capitalized words after a determiner and
+// before the kind of thing it names ("my Downloads folder", "the
+// Documents folder", "the Billing project") — that the catalog uses,
+// unless a word of the name names a family ("the GitLab project"). Such a
+// name is an argument; read as words, it would match tools that download
+// or handle documents. A name's words the catalog does not use stay: as
+// any unknown word, they lower the confidence ("the Slack channel" in a
+// catalog without Slack).
+func (ix *Index) stripNames(query string) string {
+	fs := strings.Fields(query)
+	drop := make([]bool, len(fs))
+	any := false
+	for i := 1; i < len(fs); i++ {
+		if !determiners[strings.ToLower(fs[i-1])] {
+			continue
+		}
+		j := i
+		for j < len(fs) && j-i < 3 && startsUpper(fs[j]) && strings.TrimRight(fs[j], ".,;:!?") == fs[j] {
+			j++
+		}
+		if j == i || j >= len(fs) || !containers[strings.ToLower(strings.TrimRight(fs[j], ".,;:!?"))] {
+			continue
+		}
+		family := false
+		for _, f := range fs[i:j] {
+			for _, t := range Terms(f) {
+				if ix.famDF[t] > 0 {
+					family = true
+				}
+			}
+		}
+		if family {
+			continue
+		}
+		for k := i; k < j; k++ {
+			if ts := Terms(fs[k]); len(ts) > 0 && len(ix.post[ts[0]]) > 0 {
+				drop[k] = true
+				any = true
+			}
+		}
+	}
+	if !any {
+		return query
+	}
+	out := fs[:0]
+	for k, f := range fs {
+		if !drop[k] {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func startsUpper(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return isUpper(r)
 }

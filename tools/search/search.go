@@ -25,7 +25,10 @@
 // A query is first stripped of the literal values it names — quoted
 // strings ('Fix login', `npm test`), numbers and references (8080, #17),
 // paths, file names, URLs and e-mail addresses — which are a call's
-// arguments, not what the tool does.
+// arguments, not what the tool does — and of the catalog's words in the
+// capitalized name it gives a folder, a project, a table… after a
+// determiner ("my Downloads folder" is not about downloads), unless the
+// name is a family's ("the GitLab project").
 //
 // Text is cut into words at spaces, punctuation, snake_case and camelCase,
 // lower-cased, stripped of English stop words (with contractions' tails
@@ -51,6 +54,19 @@
 // error/exception/failure; task/todo; process/program; diff/difference/
 // compare; …). No table maps tell to send, or file to document: words
 // that only sometimes mean the same pull unrelated tools.
+//
+// Beyond that table, a general one derived from WordNet 3.0 (related.txt,
+// made by internal/genrelated; about 5,800 common words, 104 KB, looked up by
+// binary search in the embedded text, nothing built): for a query word
+// the catalog does not use, the other words of its two most frequent
+// senses, its derivationally related forms and, for an adjective, the
+// attribute it names (big → size, remind → reminder, complete →
+// completion), each counting 0.4 of the word. It also tells which words
+// are mostly nouns of a person, a place, a time, a quantity, a food, …
+// (WordNet's lexicographer classes: dentist, Friday, week, kilometre):
+// such a word, unknown to the catalog and not standing for a tool word,
+// is an argument of the request rather than what it asks for, and weighs
+// half in the query's coverage (see Confidence).
 //
 // A request is more than its words. Its sentences that only tell the
 // situation ("My laptop fan is going crazy.", "Someone on support
@@ -87,6 +103,15 @@
 // about equally finds nothing. So "nothing fits" is an answer: an empty
 // list rather than five tools that share one word with the query. A query
 // naming a tool exactly ranks it first.
+//
+// A word no tool uses counts as the rarest unless a synonym, typo or
+// related word stands for it, or WordNet says it names an argument
+// (above), when it counts half of that.
+//
+// A request that names a family ("… in Todoist?") but that no tool fits
+// above the floor is answered by that family's tools whose name has the
+// request's verb (or a reading verb, for a question), at their own low
+// confidence: the service is known, and so is the action.
 //
 // A long request carries context no tool's text says (names, places,
 // dates, what it is for), which lowers its coverage: the floor falls from
@@ -180,8 +205,49 @@
 // lexical ranker sits near 60% for whole requests on queries it was not
 // tuned on.
 //
+// A fourth round asked whether a general lexical resource closes the gap
+// for whole requests: WordNet 3.0 (see Ranking), and a few mechanisms
+// found on the way, each measured on all three sets (top 3 model /
+// requests / no-match empty; queries.json | heldout.json | blind3.json):
+//
+//	before                          77 37 36 | 19 32 18 | 41 31 27
+//	WordNet related words, classes  77 37 35 | 20 32 17 | 41 33 27
+//	"done" not a stop word          77 37 35 | 20 33 17 | 41 34 27
+//	names of folders, projects      77 38 35 | 20 34 17 | 41 35 27
+//	a named family's tools          77 38 35 | 20 34 17 | 41 36 27
+//
+// that is 92.8 / 80.9 / 83.3 (top 1: 80.7, 63.8) on queries.json, 66.7 /
+// 68.0 / 56.7 (56.7, 38.0) on heldout.json, 87.2 / 67.9 / 90.0 (72.3,
+// 41.5) on blind3.json: whole requests +2.1, +4.0 and +9.4 points, one
+// no-match request fewer on queries.json and heldout.json, model-style
+// queries +1 on heldout.json. The misses of all three sets were looked
+// at while choosing these mechanisms, so none of the sets is blind for
+// this round and the figures are optimistic (the mechanisms are general:
+// no word, tool or server of a set is named in the code). WordNet
+// itself adds little: three answerable queries for two no-match ones.
+// Its related words are general English, not tools' vocabulary — remind
+// is reminder, not a task; grab is catch and seize, not fetch; hog,
+// tick off and lock down have no sense near a tool — and the requests
+// this round aimed at ("what's hogging the CPU", "tick that off my to-do
+// list", "put it up for review") still fail. Tried and dropped:
+// the first sense's hypernyms (lock → fasten, secure; one no-match
+// request lost, nothing gained), expanding every query word and not only
+// those the catalog lacks (−1 to −2 on every set), related words at 0.3
+// or 0.5 rather than 0.4 (no difference), all the words of a named thing
+// rather than the catalog's ("the Slack channel": a no-match request
+// lost), any tool of a named family rather than those with the request's
+// verb (+2 requests, −4 no-match), "how long/far/big" read as the
+// adjective's attribute (duration, distance, size: no change), and
+// WordNet's proper nouns of places and people (Portland, Hamburg) as
+// argument words too (2,000 to 8,000 more words: no change), and words
+// mostly adjectives or adverbs (nearby, outdated) as argument words (+1
+// model-style query, −2 no-match on heldout.json). The -ied
+// stem and WordNet's irregular verbs (wrote → write) are right but
+// changed no query. The issue's 90% for whole requests is not met on any
+// set.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
-// that ranking), TestQuality: 52 of 54 model-style queries and 26 of 48
+// that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
 // round, 26 of 48 after the third).
 //
@@ -192,7 +258,15 @@
 // medians of five interleaved runs measured as CPU time per operation on a
 // 2-core machine at load average 35, where wall-clock figures were
 // meaningless); building the index of 500 real tools about 80 ms of CPU
-// there (BenchmarkBuildReal500: 81 ms before, 77 ms after). An Index is built once
+// there (BenchmarkBuildReal500: 81 ms before, 77 ms after). The fourth
+// round's WordNet tables add 113 KB of text to the binary (123 KB in all
+// to cmd/sandcall); the index build changes within noise (medians 53
+// against 51 ms and 54 against 59 ms in two runs: a map of 555 irregular
+// forms, built when the package loads, is looked up per word); a search
+// costs about 10% more (medians 0.21 against 0.19 ms and 0.24 against
+// 0.21 ms, each of seven interleaved runs on a machine at load average
+// 3–5), mostly a binary search of the table per query word the catalog
+// lacks, about 0.6 µs each. An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
@@ -429,7 +503,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	plain := ix.joinCamel(stripLiterals(query))
+	plain := ix.joinCamel(ix.stripNames(stripLiterals(query)))
 	terms, qw := queryTerms(plain)
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
@@ -480,6 +554,22 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			g.idf = append(g.idf, idfOf(s))
 			inQuery[s] = max(inQuery[s], wt)
 		}
+		// A word the catalog never uses also matches its related words in
+		// WordNet (big → size, remind → reminder), at relatedWeight.
+		var arg bool
+		if len(ix.post[w]) == 0 {
+			var rel []string
+			rel, arg = related(w)
+			for _, s := range rel {
+				if _, ok := inQuery[s]; ok || len(ix.post[s]) == 0 {
+					continue
+				}
+				g.terms = append(g.terms, s)
+				g.weight = append(g.weight, relatedWeight)
+				g.idf = append(g.idf, idfOf(s))
+				inQuery[s] = relatedWeight
+			}
+		}
 		// A word the catalog never uses weighs as the rarest (it is what
 		// no tool does), unless a synonym stands for it.
 		g.cover = maxIDF
@@ -493,6 +583,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			}
 		}
 		g.cover *= g.qw
+		if arg && g.cover == maxIDF*g.qw {
+			g.cover *= argCover // a date, a person, a place: an argument
+		}
 		groups = append(groups, g)
 	}
 	// A short query that names, capitalized, something the catalog does
@@ -647,6 +740,33 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 		return all[i].Tool.Name < all[j].Tool.Name
 	})
+	// A request that names a family ("… in Todoist?") but that no tool
+	// fits above the floor falls back on the family's tools whose name
+	// has the request's verb (or, for a question, a reading verb): what
+	// the request asks, of the service it names. (Any tool of the family
+	// answered four more no-match requests for two more whole requests;
+	// this one cost none.)
+	var fallback []Hit
+	{
+		inFam := map[int32]bool{}
+		for _, g := range groups {
+			if ix.namesFamily(g.terms[0]) {
+				for _, p := range ix.post[g.terms[0]] {
+					if p.tf[fFamily] > 0 {
+						inFam[p.doc] = true
+					}
+				}
+			}
+		}
+		if len(inFam) > 0 {
+			for _, h := range all {
+				i := int32(ix.byName[h.Tool.Name])
+				if inFam[i] && agrees(&ix.docs[i]) == 1 {
+					fallback = append(fallback, h)
+				}
+			}
+		}
+	}
 	kept := all[:0]
 	for _, h := range all {
 		if h.Confidence >= floor {
@@ -654,6 +774,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 	all = kept
+	if len(all) == 0 && len(fallback) > 0 {
+		all = fallback
+	}
 	if len(all) == 0 {
 		return nil, 0
 	}
@@ -997,7 +1120,11 @@ func Terms(text string) []string {
 			out = append(out, exp...)
 			continue
 		}
-		w = stem(w)
+		if v, ok := irregular[w]; ok {
+			w = v // wrote → write
+		} else {
+			w = stem(w)
+		}
 		if c, ok := canon[w]; ok {
 			w = c
 		}
@@ -1092,6 +1219,8 @@ func stem(w string) string {
 		w = w[:len(w)-1]
 	}
 	switch {
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "ing") && len(w) > 5:
 		w = undouble(w[:len(w)-3])
 	case strings.HasSuffix(w, "ed") && len(w) > 4:
@@ -1146,7 +1275,7 @@ func capText(s string, n int) string {
 
 // stop are English words too common to tell tools apart.
 var stop = toSet(`a an the of for to in on at by with from into onto about and or but not no nor
-is are was were be been being am do does did done has have had having will would shall should can could may might must
+is are was were be been being am do does did has have had having will would shall should can could may might must
 i me my mine we us our you your he him his she her it its they them their this that these those there here
 what which who whom whose when where why how all any each every some such both either neither
 as if then than so too very just also only own same other more most much many few
