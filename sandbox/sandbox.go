@@ -180,15 +180,19 @@ type Host interface {
 }
 
 // AsyncHost is a Host that can also start a call without a goroutine of
-// the caller's waiting for it: StartCall sends the call and returns;
+// the caller's waiting for it: StartCall starts the call and returns;
 // done is then called exactly once, from another goroutine, with the
 // call's result, or with a cancellation error as soon as ctx ends first.
-// An engine uses it, when its host has it, for the guest's calls: the
-// process tier's worker hands a result from its frame reader straight to
-// the engine, one goroutine hand-off per call fewer.
+// StartCall may hold the call back until Flush, which the caller must
+// call before it waits for any answer: a guest's calls started in one
+// turn of its event loop then leave together. An engine uses it, when its
+// host has it, for the guest's calls: the process tier's worker sends a
+// turn's calls in one write and hands a result from its frame reader
+// straight to the engine.
 type AsyncHost interface {
 	Host
 	StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error))
+	Flush()
 }
 
 // Outcome is what an engine reports for one Job.

@@ -19,13 +19,28 @@ type asyncHost struct {
 	mu      sync.Mutex
 	started []func(json.RawMessage, error)
 	args    []string
-	all     chan struct{} // closed when want calls have started
+	all     chan struct{} // closed when want calls have started and been flushed
+	closed  bool
 	want    int
+	flushes int
 }
 
 func (h *asyncHost) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	h.t.Error("the engine called Call on an AsyncHost")
 	return nil, sandbox.Errorf(sandbox.EInternal, "", "Call on an AsyncHost")
+}
+
+// Flush releases the calls started so far: all is closed only once want
+// calls have started and been flushed, so an engine that never flushed
+// would wait for answers that never come.
+func (h *asyncHost) Flush() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.flushes++
+	if len(h.started) == h.want && !h.closed {
+		h.closed = true
+		close(h.all)
+	}
 }
 
 func (h *asyncHost) StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
@@ -36,9 +51,6 @@ func (h *asyncHost) StartCall(ctx context.Context, tool string, args json.RawMes
 	defer h.mu.Unlock()
 	h.started = append(h.started, answer)
 	h.args = append(h.args, string(args))
-	if len(h.started) == h.want {
-		close(h.all)
-	}
 }
 
 // release answers every started call, the last first, each with its
@@ -54,8 +66,9 @@ func (h *asyncHost) release() {
 }
 
 // The engine starts a guest's calls through StartCall when its host has
-// it (no goroutine of its own per call), all of Promise.all's at once, and
-// takes the answers in whatever order they come.
+// it (no goroutine of its own per call), all of Promise.all's at once,
+// flushes them in one go before it waits, and takes the answers in
+// whatever order they come.
 func TestAsyncHostCalls(t *testing.T) {
 	h := &asyncHost{t: t, all: make(chan struct{}), want: 5}
 	go func() {
@@ -64,10 +77,13 @@ func TestAsyncHostCalls(t *testing.T) {
 	}()
 	job := &sandbox.Job{Program: sandbox.Program{Source: `
 		const rs = await Promise.all([1, 2, 3, 4, 5].map((n) => tools.wait({ n })))
-		return rs`}, Limits: sandbox.DefaultLimits(), Tools: []string{"wait"}}
+		return rs`}, Limits: sandbox.Limits{Timeout: 10 * time.Second}.Resolve(), Tools: []string{"wait"}}
 	out := New(Config{}).Execute(context.Background(), job, h)
 	if out.Err != nil || string(out.Value) != "[2,4,6,8,10]" {
 		t.Fatalf("got %s, %v; want [2,4,6,8,10]", out.Value, out.Err)
+	}
+	if h.flushes != 1 {
+		t.Errorf("%d flushes, want 1: the five calls of one turn leave together", h.flushes)
 	}
 }
 

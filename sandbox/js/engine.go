@@ -119,7 +119,10 @@ type run struct {
 	finished   chan struct{}
 	started    int
 	inflight   int
-	pend       []pending
+	// unflushed: calls were started through an AsyncHost since its last
+	// Flush.
+	unflushed bool
+	pend      []pending
 
 	// toolErrors maps each ToolError the engine created to the host's error,
 	// so that an uncaught one ends the run with that exact error.
@@ -197,6 +200,14 @@ func (r *run) ctxError() *sandbox.Error {
 		fmt.Sprintf("the run exceeded its time limit of %v", r.limits.Timeout))
 }
 
+// flush sends the calls started through an AsyncHost since the last flush.
+func (r *run) flush() {
+	if r.unflushed {
+		r.unflushed = false
+		r.host.(sandbox.AsyncHost).Flush()
+	}
+}
+
 // close cancels the tool calls still in flight and waits for their
 // goroutines, then disarms the deadline watcher. The runtime is dropped
 // after this; until then the interrupt stays armed.
@@ -212,6 +223,7 @@ func (r *run) close() {
 // execute sets up the runtime, runs the program and its event loop, and
 // converts the result.
 func (r *run) execute(prg *goja.Program, input json.RawMessage) (json.RawMessage, *sandbox.Error) {
+	defer r.flush() // calls started and never awaited still leave, as with a Host
 	rt := goja.New()
 	r.rt = rt
 	rt.SetMaxCallStackSize(r.limits.MaxStackFrames)
@@ -255,6 +267,7 @@ func (r *run) execute(prg *goja.Program, input json.RawMessage) (json.RawMessage
 				"Await only promises that settle: every promise must resolve or reject, and tool calls are the only asynchronous operations.",
 				"the program's promise can never settle: it awaits a promise that nothing will resolve")
 		}
+		r.flush() // the calls this turn started leave together
 		select {
 		case c := <-r.done:
 			if err := r.settle(c); err != nil {

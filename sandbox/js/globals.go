@@ -274,6 +274,7 @@ func (r *run) callTool(name string, args goja.Value) goja.Value {
 	}
 	if ah, ok := r.host.(sandbox.AsyncHost); ok {
 		ah.StartCall(r.callCtx, name, argsJSON, complete)
+		r.unflushed = true
 	} else {
 		go func() { complete(r.host.Call(r.callCtx, name, argsJSON)) }()
 	}

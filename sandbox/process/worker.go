@@ -284,6 +284,9 @@ func (j *jobHost) StartCall(ctx context.Context, tool string, args json.RawMessa
 	j.h.StartCall(ctx, tool, args, done)
 }
 
+// Flush implements sandbox.AsyncHost.
+func (j *jobHost) Flush() { j.h.Flush() }
+
 // Log implements sandbox.LogSink: entries stream to the server as they
 // happen, so a worker that dies still leaves its logs.
 func (j *jobHost) Log(entry string) {
@@ -400,6 +403,9 @@ type workerHost struct {
 
 	mu      sync.Mutex // guards pending, wall and release
 	pending map[uint64]*pendingCall
+	// batch holds the frames of calls started and not yet flushed.
+	bmu   sync.Mutex
+	batch []byte
 	// wall relays the server's holds to the running job's engine (nil
 	// between jobs); release ends the hold in force, if any.
 	wall    *sandbox.Wall
@@ -449,6 +455,7 @@ func (h *workerHost) Call(ctx context.Context, tool string, args json.RawMessage
 	}
 	ch := make(chan answer, 1)
 	h.StartCall(ctx, tool, args, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+	h.Flush()
 	a := <-ch
 	return a.res, a.err
 }
@@ -477,14 +484,28 @@ func (h *workerHost) StartCall(ctx context.Context, tool string, args json.RawMe
 		args = json.RawMessage("{}")
 	}
 	frame, err := encodeCall(id, tool, args)
-	if err == nil {
-		err = h.fw.sendRaw(frame)
-	}
 	if err != nil {
 		if h.take(id) != nil {
 			pc.stop()
 			done(nil, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone"))
 		}
+		return
+	}
+	h.bmu.Lock()
+	h.batch = append(h.batch, frame...)
+	h.bmu.Unlock()
+}
+
+// Flush implements sandbox.AsyncHost: the calls started since the last
+// Flush go to the server in one write. If the server is gone, the reader
+// ends and every pending call is answered with the cancellation.
+func (h *workerHost) Flush() {
+	h.bmu.Lock()
+	b := h.batch
+	h.batch = nil
+	h.bmu.Unlock()
+	if len(b) > 0 {
+		_ = h.fw.sendRaw(b)
 	}
 }
 
