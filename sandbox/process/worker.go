@@ -169,7 +169,7 @@ const idleHeapBytes = 2 * collectEvery
 // waking every P, sweeping), and in the background it competes with the
 // next job: collecting after every job took a `return 1` run in a reused
 // worker from 0.8-1.3 to 2.4-3.3 ms (median) and its worker CPU from
-// 1.4-3.0 to 5.6-7.2 ms. After every 32 MiB the heap stays within
+// 1.4-3.0 to 5.6-7.2 ms. Collecting after every 16 MiB keeps the heap within
 // idleHeapBytes of its live size, its pages stay resident, and a small
 // job pays nothing. A job that allocates toward its memory limit is still
 // collected during the job (GOGC=off: the limit triggers the collector)
@@ -403,9 +403,11 @@ type workerHost struct {
 
 	mu      sync.Mutex // guards pending, wall and release
 	pending map[uint64]*pendingCall
-	// batch holds the frames of calls started and not yet flushed.
-	bmu   sync.Mutex
-	batch []byte
+	// batch holds the frames of calls started and not yet flushed, and
+	// batchIDs their ids.
+	bmu      sync.Mutex
+	batch    []byte
+	batchIDs []uint64
 	// wall relays the server's holds to the running job's engine (nil
 	// between jobs); release ends the hold in force, if any.
 	wall    *sandbox.Wall
@@ -484,28 +486,39 @@ func (h *workerHost) StartCall(ctx context.Context, tool string, args json.RawMe
 		args = json.RawMessage("{}")
 	}
 	frame, err := encodeCall(id, tool, args)
-	if err != nil {
-		if h.take(id) != nil {
-			pc.stop()
-			done(nil, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone"))
-		}
+	if err != nil { // only a name longer than 64 KiB
+		h.fail(id, sandbox.Errorf(sandbox.EToolUnknown, "", "no tool has a name that long"))
 		return
 	}
 	h.bmu.Lock()
 	h.batch = append(h.batch, frame...)
+	h.batchIDs = append(h.batchIDs, id)
 	h.bmu.Unlock()
 }
 
 // Flush implements sandbox.AsyncHost: the calls started since the last
-// Flush go to the server in one write. If the server is gone, the reader
-// ends and every pending call is answered with the cancellation.
+// Flush go to the server in one write; if the server is gone, they fail
+// at once.
 func (h *workerHost) Flush() {
 	h.bmu.Lock()
-	b := h.batch
-	h.batch = nil
+	b, ids := h.batch, h.batchIDs
+	h.batch, h.batchIDs = nil, nil
 	h.bmu.Unlock()
-	if len(b) > 0 {
-		_ = h.fw.sendRaw(b)
+	if len(b) == 0 {
+		return
+	}
+	if err := h.fw.sendRaw(b); err != nil {
+		for _, id := range ids {
+			h.fail(id, sandbox.Errorf(sandbox.EToolFailed, "", "the server is gone"))
+		}
+	}
+}
+
+// fail answers the pending call id with err, unless it was answered.
+func (h *workerHost) fail(id uint64, err *sandbox.Error) {
+	if pc := h.take(id); pc != nil {
+		pc.stop()
+		pc.done(nil, err)
 	}
 }
 
