@@ -129,15 +129,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		if cfg.Jobs > 0 && n+1 >= cfg.Jobs {
 			continue // the last job: the server ends the worker now
 		}
-		if cleaned != nil {
-			select {
-			case <-cleaned:
-			default:
-				continue // one collection at a time: the next job's end will see
-			}
-		}
-		if a := allocated(); a < lastCollected+collectEvery {
+		if allocated() < lastCollected+collectEvery {
 			continue
+		}
+		if cleaned != nil {
+			<-cleaned // one collection at a time
 		}
 		// The jobs' garbage goes now, in the background: the worker is
 		// normally idle, and a next job that arrives meanwhile does not
