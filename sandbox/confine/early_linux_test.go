@@ -116,15 +116,25 @@ func TestLandlockEarlyFailsClosed(t *testing.T) {
 	if allThreadsWorks() {
 		t.Skip("not a cgo binary: no constructor")
 	}
-	r := landlockOnly(t)
-	for _, tc := range []struct{ env, want string }{
+	checkFailsClosed(t, landlockOnly(t), earlyEnvVar, []envCase{
 		{"", "not entered"},
 		{earlyEnvVar + "=8:1", "invalid argument"},
 		{earlyEnvVar + "=24:1:2:3x", "invalid argument"},
-	} {
+	})
+}
+
+// envCase is a value of the constructor's variable (or none, ""), and
+// what the worker's failure must name.
+type envCase struct{ env, want string }
+
+// checkFailsClosed starts a worker of r with each case's value of envVar
+// in place of r's, and checks that it refuses to run.
+func checkFailsClosed(t *testing.T, r Report, envVar string, cases []envCase) {
+	t.Helper()
+	for _, tc := range cases {
 		var env []string
 		for _, e := range r.Environ() {
-			if !strings.HasPrefix(e, earlyEnvVar+"=") {
+			if !strings.HasPrefix(e, envVar+"=") {
 				env = append(env, e)
 			}
 		}

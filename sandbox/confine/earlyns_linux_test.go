@@ -134,26 +134,10 @@ func TestNamespacesEarlyFailsClosed(t *testing.T) {
 	if !earlyAvailable {
 		t.Skip("not a cgo binary: no constructor")
 	}
-	r := namespacesOnly(t)
-	for _, tc := range []struct{ env, want string }{
+	checkFailsClosed(t, namespacesOnly(t), nsEnvVar, []envCase{
 		{"", "not entered"},
 		{nsEnvVar + "=", "invalid argument"},
 		{nsEnvVar + "=12x", "invalid argument"},
 		{nsEnvVar + "=1", "invalid argument"}, // not a namespace flag
-	} {
-		var env []string
-		for _, e := range r.Environ() {
-			if !strings.HasPrefix(e, nsEnvVar+"=") {
-				env = append(env, e)
-			}
-		}
-		if tc.env != "" {
-			env = append(env, tc.env)
-		}
-		cmd, _, stderr := startWorkerEnv(t, r, env, "exit")
-		err := cmd.Wait()
-		if err == nil || !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("env %q: worker ended with %v, stderr %q; want a failure naming %q", tc.env, err, stderr, tc.want)
-		}
-	}
+	})
 }
