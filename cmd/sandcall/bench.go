@@ -125,7 +125,7 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 			} else {
 				var note string
 				rs, note, err = benchProcess(ctx, *runs, *reuse, skip)
-				if note != "" {
+				if note != "" && skip == nil { // else the interleaved run gave it
 					notes = append(notes, note)
 				}
 			}
@@ -228,19 +228,14 @@ func measure(ctx context.Context, r *bindings.Runner, w demo.Workload, n, warm i
 
 // measureProgram is measure for w's result and calls, written as prog.
 func measureProgram(ctx context.Context, r *bindings.Runner, w demo.Workload, prog sandbox.Program, n, warm int, before func()) ([]time.Duration, error) {
+	if before == nil {
+		before = func() {}
+	}
 	var ds []time.Duration
 	for i := 0; i < warm+n; i++ {
-		if before != nil {
-			before()
-		}
-		t0 := time.Now()
-		res := r.Run(ctx, bindings.RunRequest{Program: prog})
-		d := time.Since(t0)
-		if !res.OK {
-			return nil, fmt.Errorf("%s: %v", w.Name, res.Error)
-		}
-		if string(res.Result) != w.Want || res.Calls.Total != w.Calls {
-			return nil, fmt.Errorf("%s: wrong result %.60s after %d calls", w.Name, res.Result, res.Calls.Total)
+		d, _, err := timedRun(ctx, r, w, prog, before)
+		if err != nil {
+			return nil, err
 		}
 		if i >= warm {
 			ds = append(ds, d)
