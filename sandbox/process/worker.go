@@ -274,7 +274,7 @@ func (j *jobHost) StartCall(ctx context.Context, tool string, args json.RawMessa
 	ended := j.ended
 	j.mu.Unlock()
 	if ended {
-		done(nil, sandbox.Errorf(sandbox.ECancelled, "", "the run has ended"))
+		go done(nil, sandbox.Errorf(sandbox.ECancelled, "", "the run has ended"))
 		return
 	}
 	j.h.StartCall(ctx, tool, args, done)
@@ -510,11 +510,13 @@ func (h *workerHost) Flush() {
 	}
 }
 
-// fail answers the pending call id with err, unless it was answered.
+// fail answers the pending call id with err, unless it was answered, from
+// a goroutine of its own: its caller may be the engine's, which done
+// would wait for.
 func (h *workerHost) fail(id uint64, err *sandbox.Error) {
 	if pc := h.take(id); pc != nil {
 		pc.stop()
-		pc.done(nil, err)
+		go pc.done(nil, err)
 	}
 }
 
