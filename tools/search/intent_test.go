@@ -17,6 +17,20 @@ func TestTermsRequests(t *testing.T) {
 		"kick off the build":              {"start", "build"},
 		"I've reviewed it, don't merge":   {"review", "merg"},
 		"could you just quickly restart?": {"restart"},
+		// Idioms of software requests: a verb before "a"/"an" and one of
+		// its objects creates it; the same verb elsewhere keeps its sense.
+		"log a bug":             {"creat", "bug"},
+		"log a message":         {"log", "messag"},
+		"drop a comment":        {"comment"},
+		"drop the table":        {"drop", "tabl"},
+		"leave a review":        {"review"},
+		"write up a bug":        {"creat", "bug"},
+		"get rid of the branch": {"delet", "branch"},
+		"tick it off my list":   {"complet", "list"},
+		"cross off groceries":   {"complet", "grocery"},
+		"check off":             {"complet"},
+		"check the logs":        {"check", "log"},
+		"sign off on the MR":    {"approv", "merge", "request"},
 	}
 	for in, want := range cases {
 		if got := search.Terms(in); !reflect.DeepEqual(got, want) {

@@ -262,6 +262,26 @@
 // every other word. A model of meaning (sentence embeddings) is what is
 // left to try.
 //
+// A fifth round, after blind4.json was seen: idioms of software requests
+// ("log a bug", "report an issue", "submit a PR" create; "drop a comment",
+// "leave a note" write one, not delete; "get rid of" deletes; "tick it
+// off", "cross off" complete; "sign off" approves; "write up" creates),
+// with complete and approve counted as verbs. Top 3 model / requests /
+// no-match empty, before → after: queries.json 77 38 35 → 77 38 36,
+// heldout.json 20 34 17 → 20 33 17, blind3.json unchanged (41 36 27),
+// blind4.json 48 31 14 → 48 34 14. Tried and dropped: "how many" as count
+// (a count tool outranked the database a question names), counting a
+// named family's tools apart when judging a request vague (no change).
+// Then the fifth honest figure: blind5.json (40 model-style, 50 whole
+// requests, 40 no-match, half of them near misses), written blind by
+// another person while the round ran, first measured after it
+// (TestRealCatalogBlind5): model-style 90.0% top 3 (77.5% top 1), whole
+// requests 54.0% (30.0%), no-match 55.0% empty. The ranking before the
+// fourth round scored 90.0 / 52.0 / 55.0 on it, after the fourth 90.0 /
+// 50.0 / 55.0. (A first version of the idioms that read "drop a comment"
+// as create scored 92.5 / 54.0 / 55.0; it was changed after that
+// measurement because it broke TestStripLiterals, and measured once more.)
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
@@ -1117,8 +1137,20 @@ func Terms(text string) []string {
 	}
 	for i := 0; i < len(ws); i++ {
 		w := ws[i]
-		if w == "open" && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && openable[ws[i+2]] {
-			out = append(out, "creat")
+		if creates[w] != nil && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && creates[w][ws[i+2]] {
+			out = append(out, "creat") // "open an issue", "log a bug"
+			i++
+			continue
+		}
+		if leaves[w] && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && writable[ws[i+2]] {
+			i++ // "drop a comment": the comment is the action, not a deletion
+			continue
+		}
+		if offVerbs[w] && i+1 < len(ws) && (ws[i+1] == "off" || i+2 < len(ws) && pronouns[ws[i+1]] && ws[i+2] == "off") {
+			out = append(out, "complet") // "tick it off", "cross off"
+			if ws[i+1] != "off" {
+				i++
+			}
 			i++
 			continue
 		}
@@ -1330,11 +1362,36 @@ var phrases = map[[2]string]string{
 	// "file a bug", "raise a ticket": create, not a file (and "open an
 	// issue", see openable).
 	{"file", "a"}: "creat", {"file", "an"}: "creat", {"raise", "a"}: "creat", {"raise", "an"}: "creat",
+	{"get", "rid"}: "delet", {"write", "up"}: "creat", {"sign", "off"}: "approv",
 }
 
 // openable are what "open a …" creates (an issue, a pull request, a new
 // tab) rather than opens to read (a file, a page).
 var openable = toSet(`issue ticket bug pr mr pull merge incident case discussion thread request new`)
+
+// creates maps a verb that, before "a"/"an" and one of its objects, means
+// creating it: "open an issue", "log a bug" (not a log), "report a bug".
+// Everyday idioms of software requests, matched as whole words.
+var creates = map[string]map[string]bool{
+	"open":   openable,
+	"log":    toSet(`issue ticket bug incident case defect`),
+	"report": toSet(`issue ticket bug incident defect`),
+	"submit": toSet(`issue ticket bug pr mr pull merge request`),
+}
+
+// leaves are verbs that, before "a"/"an" and something written, only
+// mean writing it: "drop a comment" (not a deletion), "leave a note".
+// The verb is dropped; the object says the action (a tool named
+// add_comment, or just comment, both fit).
+var leaves = toSet(`drop leave`)
+
+var writable = toSet(`comment note line reply review message`)
+
+// offVerbs, before "off" (or a pronoun and "off"), mark a task done:
+// "tick it off my list", "cross off".
+var offVerbs = toSet(`tick check cross mark`)
+
+var pronouns = toSet(`it that this them these those`)
 
 // expand replaces an abbreviation by its words.
 var expand = map[string][]string{
@@ -1425,7 +1482,7 @@ var verbs = func() map[string]bool {
 			m[w] = true
 		}
 	}
-	for _, w := range []string{"is", "has", "check", "set", "clos", "merg", "upload", "download", "fork", "sync", "export", "import"} {
+	for _, w := range []string{"is", "has", "check", "set", "clos", "complet", "approv", "merg", "upload", "download", "fork", "sync", "export", "import"} {
 		m[w] = true
 	}
 	return m
