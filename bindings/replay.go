@@ -67,6 +67,11 @@ type replayState struct {
 	done     []LoggedCall // calls completed in this attempt, replayed ones included
 	active   int          // calls being dispatched
 	susp     *Suspension
+	// ended: the run was suspended and ended (cancel called). A call
+	// dispatched after that is not made, even before the cancellation
+	// reaches its context (through a context of another type, Go
+	// propagates it on a goroutine of its own).
+	ended bool
 }
 
 func newReplayState(rp *Replay, suspend bool, cancel context.CancelFunc) *replayState {
@@ -158,6 +163,7 @@ func (s *replayState) suspendAt(ctx context.Context, tool string, args json.RawM
 	}
 	s.active-- // this call waits: it does not hold the run up
 	if s.active == 0 {
+		s.ended = true
 		s.cancel()
 	}
 	s.mu.Unlock()
@@ -183,6 +189,7 @@ func (s *replayState) leave() {
 	defer s.mu.Unlock()
 	s.active--
 	if s.susp != nil && s.active == 0 {
+		s.ended = true
 		s.cancel()
 	}
 }
@@ -190,8 +197,11 @@ func (s *replayState) leave() {
 // dispatch makes a call and logs its outcome. A call that reaches it
 // after the run was suspended and ended is not made (nor logged).
 func (s *replayState) dispatch(ctx context.Context, tool string, args json.RawMessage, call func() (json.RawMessage, *sandbox.Error)) (json.RawMessage, *sandbox.Error) {
-	if ctx.Err() != nil {
-		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended || ctx.Err() != nil {
+		return nil, sandbox.Errorf(sandbox.ECancelled, "", "the run was suspended before this call was made")
 	}
 	res, e := call()
 	s.mu.Lock()

@@ -208,3 +208,35 @@ func benchApprovalPolicy(b *testing.B) Authorizer {
 	}
 	return NewPolicyAuthorizer(c)
 }
+
+// TestDispatchAfterSuspensionIsNotMade: once a suspension has ended the run
+// (no call was inside), a call that reaches dispatch is not made, even
+// when the cancellation has not reached its context yet (through a context
+// of another type Go propagates it on a goroutine): it would otherwise be
+// logged as cancelled and the replay would answer it with that error.
+func TestDispatchAfterSuspensionIsNotMade(t *testing.T) {
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := newReplayState(nil, true, cancel)
+	s.enter() // the call that needs an approval
+	suspended := make(chan struct{})
+	go func() {
+		defer close(suspended)
+		_ = s.suspendAt(runCtx, "pay", json.RawMessage(`{}`), ApprovalRequest{})
+		s.leave()
+	}()
+	<-runCtx.Done() // the run ended: no call was inside
+	s.enter()
+	made := false
+	_, e := s.dispatch(context.Background(), "count", json.RawMessage(`{}`), func() (json.RawMessage, *sandbox.Error) {
+		made = true
+		return json.RawMessage(`1`), nil
+	})
+	s.leave()
+	<-suspended
+	if made || e == nil || e.Code != sandbox.ECancelled {
+		t.Fatalf("made %v, error %v: want the call not made, E_CANCELLED", made, e)
+	}
+	if susp := s.suspension(); susp == nil || len(susp.Log) != 0 {
+		t.Fatalf("suspension %+v: want one with an empty log", susp)
+	}
+}
