@@ -491,7 +491,17 @@ func benchInterleaved(ctx context.Context, n, reuse int, names []string) ([]benc
 		_, rp.WorkerCPUMS = workers.perJob(runs)
 		rows = append(rows, rin, rp)
 	}
-	return rows, bp.note() + fmt.Sprintf("; expense, fanout and market: the tiers interleaved in blocks of %d runs", interleaveBlock), nil
+	note := bp.note() + fmt.Sprintf("; expense, fanout and market: the tiers interleaved in blocks of %d runs", interleaveBlock)
+	for i := 0; i+1 < len(rows); i += 2 {
+		in, pr := rows[i], rows[i+1]
+		switch {
+		case in.CallsPerS > 0 && pr.CallsPerS > 0:
+			note += fmt.Sprintf("\n%s: process tier %.2fx the in-process calls/s (medians, interleaved)", in.Workload, pr.CallsPerS/in.CallsPerS)
+		case in.MedianMS > 0:
+			note += fmt.Sprintf("\n%s: process tier %.2fx the in-process time (medians, interleaved)", in.Workload, pr.MedianMS/in.MedianMS)
+		}
+	}
+	return rows, note, nil
 }
 
 // timedRun runs prog once after before (untimed) and checks its result
