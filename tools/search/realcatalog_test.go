@@ -267,54 +267,32 @@ func real500(b *testing.B) []*tools.Tool {
 	return out
 }
 
-// TestRealCatalogBlind3 measures a third set (blind3.json), written blind
-// by another person while the ranking was being changed, and first run
-// only after: the honest figure for this round. Its thresholds are the
-// first run's figures, a little under, as a regression guard.
-func TestRealCatalogBlind3(t *testing.T) {
-	measureReal(t, loadQueryFile(t, "blind3.json"), minBlind3Model, minBlind3Request, minBlind3Nomatch)
+// TestRealCatalogBlind measures the sets written blind by other people,
+// each first run only after a round of ranking changes: the honest figures
+// of those rounds. Each one's thresholds are its first run's figures, a
+// little under, as regression guards.
+//
+//   - blind3.json, written while the third round ran. First run: model
+//     41/47, requests 31/53, no-match 27/30 empty. The ranking before that
+//     round scored 42/47, 32/53, 25/30 on it; plain BM25 over name, title,
+//     description and parameters ~37/47, 30/53. After the fourth round
+//     (WordNet and the rest, its misses looked at): 41/47, 36/53, 27/30.
+//   - blind4.json, written before the fourth round and first run after its
+//     merge: model 48/50, requests 31/60, no-match 14/30 empty; the ranking
+//     before the round scored the same.
+//   - blind5.json, written while the fifth round ran and first measured
+//     after it: model 36/40, requests 27/50, no-match 22/40 empty.
+func TestRealCatalogBlind(t *testing.T) {
+	for _, set := range []struct {
+		file                    string
+		model, request, noMatch float64
+	}{
+		{"blind3.json", 0.85, 0.66, 0.88},
+		{"blind4.json", 0.94, 0.50, 0.45},
+		{"blind5.json", 0.87, 0.52, 0.52},
+	} {
+		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
+			measureReal(t, loadQueryFile(t, set.file), set.model, set.request, set.noMatch)
+		})
+	}
 }
-
-const (
-	// First run (blind3.json, at the merge of this round's ranking): model
-	// 41/47, requests 31/53, no-match 27/30 empty. The ranking before this
-	// round scored 42/47, 32/53, 25/30 on it; plain BM25 over name, title,
-	// description and parameters ~37/47, 30/53. After the fourth round
-	// (WordNet and the rest, its misses looked at): 41/47, 36/53, 27/30.
-	minBlind3Model   = 0.85
-	minBlind3Request = 0.66
-	minBlind3Nomatch = 0.88
-)
-
-// TestRealCatalogBlind4 measures a fourth set (blind4.json), written blind
-// by another person before the fourth round of ranking changes and first
-// run after they were merged: the honest figure for that round. Its
-// thresholds are the first run's figures, a little under, as a regression
-// guard.
-func TestRealCatalogBlind4(t *testing.T) {
-	measureReal(t, loadQueryFile(t, "blind4.json"), minBlind4Model, minBlind4Request, minBlind4Nomatch)
-}
-
-const (
-	// First run (blind4.json, after the fourth round's merge): model 48/50,
-	// requests 31/60, no-match 14/30 empty; the ranking before the round
-	// scored the same.
-	minBlind4Model   = 0.94
-	minBlind4Request = 0.50
-	minBlind4Nomatch = 0.45
-)
-
-// TestRealCatalogBlind5 measures a fifth set (blind5.json), written blind by
-// another person while the fifth round of ranking changes ran and first
-// measured after it. Its thresholds are that figure, a little under.
-func TestRealCatalogBlind5(t *testing.T) {
-	measureReal(t, loadQueryFile(t, "blind5.json"), minBlind5Model, minBlind5Request, minBlind5Nomatch)
-}
-
-const (
-	// First measure (blind5.json, after the fifth round): model 36/40,
-	// requests 27/50, no-match 22/40 empty.
-	minBlind5Model   = 0.87
-	minBlind5Request = 0.52
-	minBlind5Nomatch = 0.52
-)

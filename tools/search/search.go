@@ -196,7 +196,7 @@
 //
 // The third honest figure: blind3.json (47 model-style, 53 whole requests,
 // 30 no-match), written blind by another person while that round ran and
-// first run only after it (TestRealCatalogBlind3): model-style 87.2% top 3
+// first run only after it (TestRealCatalogBlind/blind3): model-style 87.2% top 3
 // (72.3% top 1, 41 of 47), whole requests 58.5% (34.0%, 31 of 53),
 // no-match 90.0% empty (27 of 30). The ranking before the round scored
 // 89.4 / 60.4 / 83.3 on it, and plain BM25 over name, title, description
@@ -249,7 +249,7 @@
 // The fourth honest figure: blind4.json (50 model-style, 60 whole
 // requests, 30 no-match, a third of them near misses: an action the named
 // product lacks), written blind by another person before the fourth round
-// began and first run only after it was merged (TestRealCatalogBlind4):
+// began and first run only after it was merged (TestRealCatalogBlind/blind4):
 // model-style 96.0% top 3 (72.0% top 1, 48 of 50), whole requests 51.7%
 // (33.3%, 31 of 60), no-match 46.7% empty (14 of 30). The ranking before
 // the fourth round scored exactly the same on it (the round changed which
@@ -275,7 +275,7 @@
 // Then the fifth honest figure: blind5.json (40 model-style, 50 whole
 // requests, 40 no-match, half of them near misses), written blind by
 // another person while the round ran, first measured after it
-// (TestRealCatalogBlind5): model-style 90.0% top 3 (77.5% top 1), whole
+// (TestRealCatalogBlind/blind5): model-style 90.0% top 3 (77.5% top 1), whole
 // requests 54.0% (30.0%), no-match 55.0% empty. The ranking before the
 // fourth round scored 90.0 / 52.0 / 55.0 on it, after the fourth 90.0 /
 // 50.0 / 55.0. (A first version of the idioms that read "drop a comment"
