@@ -119,8 +119,9 @@ type run struct {
 	finished   chan struct{}
 	started    int
 	inflight   int
-	// unflushed: calls were started through an AsyncHost since its last
-	// Flush.
+	// async is host as an AsyncHost, if it is one; unflushed: calls were
+	// started through it since its last Flush.
+	async     sandbox.AsyncHost
 	unflushed bool
 	pend      []pending
 
@@ -165,6 +166,7 @@ func newRun(ctx context.Context, job *sandbox.Job, limits sandbox.Limits, host s
 	}
 	r.callCtx, r.callCancel = context.WithCancel(ctx)
 	r.sink, _ = host.(sandbox.LogSink)
+	r.async, _ = host.(sandbox.AsyncHost)
 	r.psink, _ = host.(sandbox.PartialSink)
 	return r
 }
@@ -204,7 +206,7 @@ func (r *run) ctxError() *sandbox.Error {
 func (r *run) flush() {
 	if r.unflushed {
 		r.unflushed = false
-		r.host.(sandbox.AsyncHost).Flush()
+		r.async.Flush()
 	}
 }
 

@@ -272,8 +272,8 @@ func (r *run) callTool(name string, args goja.Value) goja.Value {
 		case <-r.finished:
 		}
 	}
-	if ah, ok := r.host.(sandbox.AsyncHost); ok {
-		ah.StartCall(r.callCtx, name, argsJSON, complete)
+	if r.async != nil {
+		r.async.StartCall(r.callCtx, name, argsJSON, complete)
 		r.unflushed = true
 	} else {
 		go func() { complete(r.host.Call(r.callCtx, name, argsJSON)) }()
