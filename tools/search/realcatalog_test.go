@@ -221,14 +221,15 @@ func measureReal(t *testing.T, qs realQueries, minModel, minRequest, minNomatch 
 const (
 	minRealModel   = 0.92
 	minRealRequest = 0.80
-	minRealNomatch = 0.83 // 35/42 since the fourth round (36/42 before)
+	minRealNomatch = 0.86 // 37/42 since the sixth round (36/42 before)
 
 	// Held-out (heldout.json; first run: model 16/30, requests 18/50,
 	// no-match 17/30 empty; after the third round: 19/30, 32/50, 18/30;
-	// after the fourth (WordNet and the rest): 20/30, 34/50, 17/30).
+	// after the fourth (WordNet and the rest): 20/30, 34/50, 17/30; after
+	// the sixth (an action must meet its object): 20/30, 33/50, 21/30).
 	minHeldoutModel   = 0.66
 	minHeldoutRequest = 0.66
-	minHeldoutNomatch = 0.56
+	minHeldoutNomatch = 0.68
 )
 
 // BenchmarkSearchReal500: one search on 500 real tools (the real catalog,
@@ -282,14 +283,21 @@ func real500(b *testing.B) []*tools.Tool {
 //     before the round scored the same.
 //   - blind5.json, written while the fifth round ran and first measured
 //     after it: model 36/40, requests 27/50, no-match 22/40 empty.
+//   - blind6.json, written before the sixth round and first measured after
+//     it: model 36/45, requests 32/60, no-match 25/40 empty; the ranking
+//     before the round: 36/45, 32/60, 17/40.
+//
+// After the sixth round, blind4 scores 48/50, 34/60, 18/30 and blind5
+// 36/40, 27/50, 29/40; their no-match thresholds follow.
 func TestRealCatalogBlind(t *testing.T) {
 	for _, set := range []struct {
 		file                    string
 		model, request, noMatch float64
 	}{
 		{"blind3.json", 0.85, 0.66, 0.88},
-		{"blind4.json", 0.94, 0.50, 0.45},
-		{"blind5.json", 0.87, 0.52, 0.52},
+		{"blind4.json", 0.94, 0.50, 0.58},
+		{"blind5.json", 0.87, 0.52, 0.70},
+		{"blind6.json", 0.78, 0.52, 0.60},
 	} {
 		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
 			measureReal(t, loadQueryFile(t, set.file), set.model, set.request, set.noMatch)

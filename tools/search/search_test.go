@@ -399,3 +399,50 @@ func TestLongRequest(t *testing.T) {
 		t.Errorf("Search(%q) = %v, want maps_directions first", q, hits)
 	}
 }
+
+// nearMissTools is a family whose tools act on records, tables and bases,
+// none of which deletes a base, and a tool of several operations named by
+// an argument's enum.
+func nearMissTools() []*tools.Tool {
+	action := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"action": {Type: "string", Enum: []any{"create", "update", "vote"}},
+	}}
+	return []*tools.Tool{
+		{Name: "sheets_delete_records", Description: "Delete records from a table.", Source: "sheets"},
+		{Name: "sheets_list_bases", Description: "List the bases you can reach.", Source: "sheets"},
+		{Name: "sheets_create_table", Description: "Create a table in a base.", Source: "sheets"},
+		{Name: "sheets_list_records", Description: "List the records of a table.", Source: "sheets"},
+		{Name: "code_delete_branch", Description: "Delete a branch.", Source: "code"},
+		{Name: "code_pull_request_write", Description: "Write operations on pull requests.", InputSchema: action, Source: "code"},
+		{Name: "code_pull_request", Description: "Read pull request data.", Source: "code"},
+	}
+}
+
+func TestActionMeetsObject(t *testing.T) {
+	ix := search.New(nearMissTools())
+	// Asked an action on a thing no tool of the family does it to: the
+	// tools that delete other things, or list bases, are near misses.
+	for _, q := range []string{"Delete the Sheets base 'Old Inventory'.", "delete the base in sheets", "remove the old base"} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		// The same action on a thing a tool does it to.
+		{"Delete the records of last year from the Sheets table.", "sheets_delete_records"},
+		{"delete the base's records", "sheets_delete_records"},
+		// A question reads; it is not held to its verb.
+		{"Which bases can I delete records from?", "sheets_delete_records"},
+		// A tool of several operations does the ones its enum names.
+		{"open a pull request in code", "code_pull_request_write"},
+	} {
+		hits, _ := ix.Search(c.q, 3, nil)
+		found := false
+		for _, h := range hits {
+			found = found || h.Tool.Name == c.want
+		}
+		if !found {
+			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, hits, c.want)
+		}
+	}
+}
