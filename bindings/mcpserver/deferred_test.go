@@ -37,7 +37,7 @@ func TestDeferredListing(t *testing.T) {
 		}}})
 	before, _, _ := listSizes(t, h)
 
-	res := h.call(t, bindings.SearchToolsName, map[string]any{"query": "delete a customer", "limit": 10})
+	res := h.call(t, bindings.SearchToolsName, map[string]any{"query": "delete a calendar event", "limit": 10})
 	if res.IsError {
 		t.Fatalf("search_tools: %v", res.Content)
 	}
