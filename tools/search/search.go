@@ -608,6 +608,14 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	}
 	plain := ix.joinCamel(ix.stripNames(stripLiterals(query)))
 	terms, qw := queryTerms(plain)
+	// "How many …" asks for a count, which a tool may do.
+	if strings.Contains(strings.ToLower(plain), "how many") && !slices.Contains(terms, "count") {
+		terms = append(terms, "count")
+		if qw == nil {
+			qw = map[string]float64{}
+		}
+		qw["count"] = synonymWeight
+	}
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
 		terms = terms[:MaxQueryTerms]
@@ -643,6 +651,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		if len(ix.post[w]) == 0 {
 			typos = ix.typos(w)
 			alts = append(typos, alts...)
+		}
+		if changes[w] {
+			alts = append(slices.Clone(alts), "updat")
 		}
 		for k, s := range alts {
 			if _, ok := inQuery[s]; ok {
@@ -1637,6 +1648,12 @@ var synonyms = func() map[string][]string {
 	}
 	return m
 }()
+
+// changes are verbs that change a thing's state or one of its fields
+// (close an issue, assign it, rename a tag, move it to a milestone): a
+// catalog often does them with the thing's update tool, so each also
+// means update, as a synonym.
+var changes = toSet(`clos reopen set assign unassign mark renam mov move lock unlock pin unpin toggl enabl disabl bump reschedul prioritiz resolv`)
 
 // verbs are the stemmed verbs of the synonym table: a name starting with
 // one has no family prefix.

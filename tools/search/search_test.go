@@ -446,3 +446,45 @@ func TestActionMeetsObject(t *testing.T) {
 		}
 	}
 }
+
+func TestChangesUpdate(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "repo_update_issue", Description: "Update an issue's title, description, labels, state or milestone.", Source: "repo"},
+		{Name: "repo_get_issue", Description: "Get one issue of a project.", Source: "repo"},
+		{Name: "repo_list_issues", Description: "List the issues of a project.", Source: "repo"},
+		{Name: "repo_create_merge_request", Description: "Open a merge request from a branch.", Source: "repo"},
+		{Name: "repo_merge_merge_request", Description: "Merge a merge request.", Source: "repo"},
+		{Name: "repo_list_merge_requests", Description: "List the merge requests of a project.", Source: "repo"},
+		{Name: "repo_create_branch", Description: "Create a branch.", Source: "repo"},
+		{Name: "repo_delete_branch", Description: "Delete a branch.", Source: "repo"},
+		{Name: "repo_get_file_contents", Description: "Read a file of a project.", Source: "repo"},
+		{Name: "repo_list_commits", Description: "List the commits of a branch.", Source: "repo"},
+		{Name: "todo_close_task", Description: "Close (complete) a task.", Source: "todo"},
+		{Name: "todo_create_task", Description: "Add a task to a list.", Source: "todo"},
+		{Name: "todo_list_tasks", Description: "List the tasks due.", Source: "todo"},
+		{Name: "files_move_file", Description: "Move a file to another folder.", Source: "files"},
+		{Name: "files_read_file", Description: "Read a file.", Source: "files"},
+		{Name: "files_list_directory", Description: "List a folder.", Source: "files"},
+	})
+	// Closing, reopening or assigning an issue is done by its update tool
+	// when the catalog has no tool named for the change.
+	for _, q := range []string{"Close issue #88 in the repo, it's a duplicate.", "reopen issue 12", "assign issue 7 to Dana"} {
+		hits, _ := ix.Search(q, 1, nil)
+		if len(hits) == 0 || hits[0].Tool.Name != "repo_update_issue" {
+			t.Errorf("Search(%q) = %v, want repo_update_issue first", q, hits)
+		}
+	}
+}
+
+func TestHowMany(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "db_count", Description: "Count the documents in a collection that match a filter.", Source: "db"},
+		{Name: "db_find", Description: "Find documents in a collection.", Source: "db"},
+		{Name: "ci_get_pipeline_status", Description: "Get the status of the latest pipeline.", Source: "ci"},
+		{Name: "repo_list_commit_statuses", Description: "List the statuses of a commit.", Source: "repo"},
+	})
+	q := "How many documents in shop.orders have status 'refunded'?"
+	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "db_count" {
+		t.Errorf("Search(%q) = %v, want db_count first", q, hits)
+	}
+}
