@@ -908,7 +908,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if qVerb && !question && exact < 0 && !ix.actionMeetsObject(groups, action) {
+	if qVerb && !question && exact < 0 && !ix.actionMeetsObject(groups, action, keep) {
 		return nil, 0
 	}
 	kept := all[:0]
@@ -962,8 +962,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 // synonym) in its name, summary or description, among the tools of the
 // family the query names if it names one. It is true of a query with no
 // object that some tool's name has (a word tools act on): there is
-// nothing to miss.
-func (ix *Index) actionMeetsObject(groups []group, action map[string]bool) bool {
+// nothing to miss. Only the tools keep accepts count: a tool the caller
+// cannot call does not answer its request.
+func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep func(*tools.Tool) bool) bool {
 	var objs []group
 	known := false
 	var fam map[int32]bool
@@ -1017,7 +1018,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool) bool 
 		on := map[int32]bool{}
 		docs(g.terms, on)
 		for d := range on {
-			if acting[d] && (fam == nil || fam[d]) {
+			if acting[d] && (fam == nil || fam[d]) && (keep == nil || keep(ix.docs[d].tool)) {
 				return true
 			}
 		}

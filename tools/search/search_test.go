@@ -445,6 +445,12 @@ func TestActionMeetsObject(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, hits, c.want)
 		}
 	}
+	// A caller who may not call the one tool that deletes records asks
+	// for what its catalog lacks.
+	noDelete := func(tl *tools.Tool) bool { return tl.Name != "sheets_delete_records" }
+	if hits, _ := ix.Search("Delete the records of last year from the Sheets table.", 3, noDelete); len(hits) != 0 {
+		t.Errorf("without sheets_delete_records: %s (confidence %.2f), want nothing", hits[0].Tool.Name, hits[0].Confidence)
+	}
 }
 
 func TestChangesUpdate(t *testing.T) {
