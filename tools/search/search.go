@@ -1270,7 +1270,7 @@ func isVerb(w string) bool {
 // paramText is the text of a tool's parameters: names, descriptions and
 // string enum values, of the top level and one level down.
 // enumTerms returns the distinct terms of the string enum values of s's
-// properties.
+// properties (the first 32 values of each, about maxOps terms in all).
 func enumTerms(s *jsonschema.Schema) []string {
 	if s == nil {
 		return nil
@@ -1281,8 +1281,8 @@ func enumTerms(s *jsonschema.Schema) []string {
 			continue
 		}
 		for i, e := range p.Enum {
-			if str, ok := e.(string); ok && i < 32 {
-				out = append(out, Terms(str)...)
+			if str, ok := e.(string); ok && i < 32 && len(out) < maxOps {
+				out = append(out, Terms(capText(str, 64))...)
 			}
 		}
 	}
@@ -1676,6 +1676,9 @@ var synonyms = func() map[string][]string {
 // (close an issue, assign it, rename a tag, move it to a milestone): a
 // catalog often does them with the thing's update tool, so each also
 // means update, as a synonym.
+// maxOps bounds the enum terms indexed for one tool (see enumTerms).
+const maxOps = 256
+
 var changes = toSet(`clos reopen set assign unassign mark renam mov move lock unlock pin unpin toggl enabl disabl bump reschedul prioritiz resolv`)
 
 // verbs are the stemmed verbs of the synonym table: a name starting with
