@@ -1672,13 +1672,13 @@ var synonyms = func() map[string][]string {
 	return m
 }()
 
+// maxOps bounds the enum terms indexed for one tool (see enumTerms).
+const maxOps = 256
+
 // changes are verbs that change a thing's state or one of its fields
 // (close an issue, assign it, rename a tag, move it to a milestone): a
 // catalog often does them with the thing's update tool, so each also
 // means update, as a synonym.
-// maxOps bounds the enum terms indexed for one tool (see enumTerms).
-const maxOps = 256
-
 var changes = toSet(`clos reopen set assign unassign mark renam mov move lock unlock pin unpin toggl enabl disabl bump reschedul prioritiz resolv`)
 
 // verbs are the stemmed verbs of the synonym table: a name starting with
