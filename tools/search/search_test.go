@@ -474,7 +474,7 @@ func TestChangesUpdate(t *testing.T) {
 	})
 	// Closing, reopening or assigning an issue is done by its update tool
 	// when the catalog has no tool named for the change.
-	for _, q := range []string{"Close issue #88 in the repo, it's a duplicate.", "reopen issue 12", "assign issue 7 to Dana"} {
+	for _, q := range []string{"Close issue #88 in the repo, it's a duplicate.", "reopen issue 12", "assign issue 7 to Dana", "Add the label bug to issue 12"} {
 		hits, _ := ix.Search(q, 1, nil)
 		if len(hits) == 0 || hits[0].Tool.Name != "repo_update_issue" {
 			t.Errorf("Search(%q) = %v, want repo_update_issue first", q, hits)
