@@ -28,18 +28,38 @@ func newFrameWriter(w io.Writer) *frameWriter {
 	return fw
 }
 
-// qframe is a queued frame; flushed, if set, is closed once the frame has
-// been written to the underlying writer (or writing failed).
+// qframe is a queued frame: b, then tail if set (a payload that goes out
+// as it is, not copied into a frame of its own first); flushed, if set, is
+// closed once the frame has been written to the underlying writer (or
+// writing failed).
 type qframe struct {
-	b       []byte
+	b, tail []byte
+	// parts, if set, are written after b and tail: several frames that
+	// leave in one write.
+	parts   [][]byte
 	flushed chan struct{}
+}
+
+// write writes f to bw.
+func (f qframe) write(bw *bufio.Writer) error {
+	_, err := bw.Write(f.b)
+	if err == nil && len(f.tail) > 0 {
+		_, err = bw.Write(f.tail)
+	}
+	for _, p := range f.parts {
+		if err != nil {
+			break
+		}
+		_, err = bw.Write(p)
+	}
+	return err
 }
 
 func (fw *frameWriter) loop(bw *bufio.Writer) {
 	defer close(fw.done)
 	var acks []chan struct{}
 	for f := range fw.q {
-		_, err := bw.Write(f.b)
+		err := f.write(bw)
 		if f.flushed != nil {
 			acks = append(acks, f.flushed)
 		}
@@ -50,7 +70,7 @@ func (fw *frameWriter) loop(bw *bufio.Writer) {
 				if !ok {
 					break drain
 				}
-				_, err = bw.Write(f.b)
+				err = f.write(bw)
 				if f.flushed != nil {
 					acks = append(acks, f.flushed)
 				}
@@ -183,17 +203,23 @@ func decodeCall(body []byte) (callMsg, error) {
 }
 
 func encodeResult(id uint64, isErr bool, payload []byte) []byte {
-	n := 8 + 1 + len(payload)
-	buf := make([]byte, headerSize+1+n)
-	binary.BigEndian.PutUint32(buf, uint32(1+n))
-	buf[4] = kindResult
-	b := buf[5:]
-	binary.BigEndian.PutUint64(b, id)
+	h := resultHeader(id, isErr, len(payload))
+	return append(h[:], payload...)
+}
+
+// resultHeaderSize is the size of a result frame without its payload.
+const resultHeaderSize = headerSize + 1 + 8 + 1
+
+// resultHeader is the start of a result frame, up to its payload of n
+// bytes.
+func resultHeader(id uint64, isErr bool, n int) (h [resultHeaderSize]byte) {
+	binary.BigEndian.PutUint32(h[:], uint32(1+8+1+n))
+	h[4] = kindResult
+	binary.BigEndian.PutUint64(h[5:], id)
 	if isErr {
-		b[8] = 1
+		h[13] = 1
 	}
-	copy(b[9:], payload)
-	return buf
+	return h
 }
 
 func decodeResult(body []byte) (id uint64, isErr bool, payload []byte, err error) {
