@@ -421,7 +421,7 @@ func (p *Pool) start() (*worker, error) {
 	attr.Setpgid = true
 	attr.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr = attr
-	err = cmd.Start()
+	err = startCmd(cmd)
 	jobR.Close()
 	outW.Close()
 	if err != nil {
