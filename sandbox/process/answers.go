@@ -53,43 +53,53 @@ func (a *answers) started(more bool) {
 func (a *answers) answer(id uint64, isErr bool, payload []byte) {
 	h := resultHeader(id, isErr, len(payload))
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.inflight--
 	a.parts = append(a.parts, h[:], payload)
 	a.bytes += len(h) + len(payload)
+	var out [][]byte
 	switch {
 	case a.ended, a.bytes >= holdBytes, a.inflight == 0 && !a.reading:
-		a.flushLocked()
+		out = a.takeLocked()
 	case a.timer == nil:
 		a.timer = time.AfterFunc(a.hold, a.flush)
 	}
+	a.mu.Unlock()
+	a.send(out)
 }
 
 func (a *answers) flush() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.flushLocked()
+	out := a.takeLocked()
+	a.mu.Unlock()
+	a.send(out)
 }
 
-// flushLocked hands the held answers to the frame writer as one piece.
-func (a *answers) flushLocked() {
+// takeLocked takes the held answers (a.mu is held).
+func (a *answers) takeLocked() [][]byte {
 	if a.timer != nil {
 		a.timer.Stop()
 		a.timer = nil
 	}
-	if len(a.parts) == 0 {
-		return
-	}
-	parts := a.parts
+	out := a.parts
 	a.parts, a.bytes = nil, 0
-	_ = a.fw.enqueue(qframe{parts: parts})
+	return out
+}
+
+// send writes answers in one piece (outside a.mu: a write may wait for the
+// worker to read; answers taken by two goroutines may leave in either
+// order, which the worker does not mind).
+func (a *answers) send(out [][]byte) {
+	if len(out) > 0 {
+		_ = a.fw.sendNow(qframe{parts: out})
+	}
 }
 
 // end sends what is held and, from now on, every answer at once (the
 // calls of a job that has ended are answered as they return).
 func (a *answers) end() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.ended = true
-	a.flushLocked()
+	out := a.takeLocked()
+	a.mu.Unlock()
+	a.send(out)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,3 +165,56 @@ func TestSlowCallDoesNotHoldTheBatch(t *testing.T) {
 }
 
 var _ sandbox.LogSink = (*slowFastHost)(nil)
+
+// gateWriter blocks its first write until open is closed.
+type gateWriter struct {
+	open  chan struct{}
+	first sync.Once
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.first.Do(func() { <-g.open })
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.Write(p)
+}
+
+// TestFrameWriterKeepsOrder: a frame a sender writes itself (sendNow)
+// never overtakes frames queued before it, whether the writer goroutine
+// is busy writing or idle.
+func TestFrameWriterKeepsOrder(t *testing.T) {
+	g := &gateWriter{open: make(chan struct{})}
+	fw := newFrameWriter(g)
+	send := func(i int, now bool) {
+		f := qframe{b: encodeFrame(kindLog, []byte(strconv.Itoa(i)))}
+		var err error
+		if now {
+			err = fw.sendNow(f)
+		} else {
+			err = fw.enqueue(f)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, false) // the writer goroutine takes it and blocks in the write
+	for i := 1; i < 40; i++ {
+		send(i, i%3 == 0)
+	}
+	close(g.open)
+	for i := 40; i < 80; i++ {
+		send(i, i%2 == 0)
+	}
+	if err := fw.close(); err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(g.buf.Bytes())
+	for want := 0; want < 80; want++ {
+		_, body, err := readFrame(r, MaxServerFrame)
+		if err != nil || string(body) != strconv.Itoa(want) {
+			t.Fatalf("frame %d: %q, %v", want, body, err)
+		}
+	}
+}

@@ -222,7 +222,9 @@ func serveJob(ctx context.Context, job *sandbox.Job, h *workerHost, cfg WorkerCo
 	if !jh.end() {
 		select {} // the memory watchdog is sending its outcome and exiting
 	}
-	return h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
+	// Written before serveJob returns: with one P, a frame only queued
+	// would wait for what the worker does next (Idle, a collection).
+	return h.sendSyncOutcome(o)
 }
 
 // jobHost is the Host of one job in a worker: it forwards to the worker's
