@@ -12,7 +12,10 @@ import (
 // frameWriter coalesces frames from many goroutines into few writes: one
 // goroutine drains a queue of encoded frames into a buffered writer and
 // flushes when the queue is empty. Under load (a 1,000-call fan-out) many
-// frames share one write system call; when idle a frame is written at once.
+// frames share one write system call. A sender may also write its frame
+// itself when nothing is queued or being written (sendNow): the frames
+// that start a job, end it and carry a batch of calls or answers then
+// leave without waking the writer goroutine first.
 type frameWriter struct {
 	q    chan qframe
 	done chan struct{}
@@ -20,26 +23,58 @@ type frameWriter struct {
 
 	mu     sync.RWMutex // senders hold it shared, close exclusively
 	closed bool
+
+	// wmu is held while frames are written to bw, by the writer goroutine
+	// or by a sender (sendNow); queued counts the frames queued and not
+	// yet written, so that a sender's own write never overtakes them.
+	wmu    sync.Mutex
+	bw     *bufio.Writer
+	queued atomic.Int64
 }
 
 func newFrameWriter(w io.Writer) *frameWriter {
-	fw := &frameWriter{q: make(chan qframe, 256), done: make(chan struct{})}
-	go fw.loop(bufio.NewWriterSize(w, 64<<10))
+	fw := &frameWriter{q: make(chan qframe, 256), done: make(chan struct{}), bw: bufio.NewWriterSize(w, 64<<10)}
+	go fw.loop()
 	return fw
 }
 
-// qframe is a queued frame; flushed, if set, is closed once the frame has
-// been written to the underlying writer (or writing failed).
+// qframe is a queued frame: b, then tail if set (a payload that goes out
+// as it is, not copied into a frame of its own first); flushed, if set, is
+// closed once the frame has been written to the underlying writer (or
+// writing failed).
 type qframe struct {
-	b       []byte
+	b, tail []byte
+	// parts, if set, are written after b and tail: several frames that
+	// leave in one write.
+	parts   [][]byte
 	flushed chan struct{}
 }
 
-func (fw *frameWriter) loop(bw *bufio.Writer) {
+// write writes f to bw.
+func (f qframe) write(bw *bufio.Writer) error {
+	_, err := bw.Write(f.b)
+	if err == nil && len(f.tail) > 0 {
+		_, err = bw.Write(f.tail)
+	}
+	for _, p := range f.parts {
+		if err != nil {
+			break
+		}
+		_, err = bw.Write(p)
+	}
+	return err
+}
+
+func (fw *frameWriter) loop() {
 	defer close(fw.done)
 	var acks []chan struct{}
 	for f := range fw.q {
-		_, err := bw.Write(f.b)
+		fw.wmu.Lock()
+		err := fw.failed() // a sender's own write may have failed
+		if err == nil {
+			err = f.write(fw.bw)
+		}
+		n := int64(1)
 		if f.flushed != nil {
 			acks = append(acks, f.flushed)
 		}
@@ -50,7 +85,8 @@ func (fw *frameWriter) loop(bw *bufio.Writer) {
 				if !ok {
 					break drain
 				}
-				_, err = bw.Write(f.b)
+				err = f.write(fw.bw)
+				n++
 				if f.flushed != nil {
 					acks = append(acks, f.flushed)
 				}
@@ -59,14 +95,16 @@ func (fw *frameWriter) loop(bw *bufio.Writer) {
 			}
 		}
 		if err == nil {
-			err = bw.Flush()
+			err = fw.bw.Flush()
 		}
+		fw.queued.Add(-n)
+		fw.wmu.Unlock()
 		for _, a := range acks {
 			close(a)
 		}
 		acks = acks[:0]
 		if err != nil {
-			fw.err.Store(&err)
+			fw.err.CompareAndSwap(nil, &err)
 			for f := range fw.q { // keep draining, so no sender blocks, until close
 				if f.flushed != nil {
 					close(f.flushed)
@@ -75,6 +113,39 @@ func (fw *frameWriter) loop(bw *bufio.Writer) {
 			return
 		}
 	}
+}
+
+// sendNow writes f itself when no frame is queued or being written, and
+// otherwise queues it behind them; either way frames leave in the order
+// they were sent. It fails once a write has failed or the writer is
+// closed.
+func (fw *frameWriter) sendNow(f qframe) error {
+	fw.mu.RLock()
+	if fw.queued.Load() == 0 && fw.wmu.TryLock() {
+		if fw.queued.Load() == 0 {
+			err := fw.failed()
+			if err == nil && fw.closed {
+				err = errors.New("frame writer closed")
+			}
+			if err == nil {
+				if err = f.write(fw.bw); err == nil {
+					err = fw.bw.Flush()
+				}
+				if err != nil {
+					fw.err.CompareAndSwap(nil, &err)
+				}
+			}
+			fw.wmu.Unlock()
+			fw.mu.RUnlock()
+			if f.flushed != nil {
+				close(f.flushed)
+			}
+			return err
+		}
+		fw.wmu.Unlock()
+	}
+	fw.mu.RUnlock()
+	return fw.enqueue(f)
 }
 
 // send queues one frame. It fails once a write has failed or the writer is
@@ -92,16 +163,16 @@ func encodeFrame(kind byte, body []byte) []byte {
 	return buf
 }
 
-// sendRaw queues one encoded frame.
+// sendRaw sends one encoded frame (sendNow).
 func (fw *frameWriter) sendRaw(frame []byte) error {
-	return fw.enqueue(qframe{b: frame})
+	return fw.sendNow(qframe{b: frame})
 }
 
-// sendSync queues one frame and waits until it has been written, so that it
+// sendSync sends one frame and waits until it has been written, so that it
 // survives the process dying right after (logs stream this way).
 func (fw *frameWriter) sendSync(kind byte, body []byte) error {
 	f := qframe{b: encodeFrame(kind, body), flushed: make(chan struct{})}
-	if err := fw.enqueue(f); err != nil {
+	if err := fw.sendNow(f); err != nil {
 		return err
 	}
 	<-f.flushed
@@ -124,6 +195,7 @@ func (fw *frameWriter) enqueue(f qframe) error {
 	if fw.closed {
 		return errors.New("frame writer closed")
 	}
+	fw.queued.Add(1)
 	fw.q <- f
 	return nil
 }
@@ -183,17 +255,23 @@ func decodeCall(body []byte) (callMsg, error) {
 }
 
 func encodeResult(id uint64, isErr bool, payload []byte) []byte {
-	n := 8 + 1 + len(payload)
-	buf := make([]byte, headerSize+1+n)
-	binary.BigEndian.PutUint32(buf, uint32(1+n))
-	buf[4] = kindResult
-	b := buf[5:]
-	binary.BigEndian.PutUint64(b, id)
+	h := resultHeader(id, isErr, len(payload))
+	return append(h[:], payload...)
+}
+
+// resultHeaderSize is the size of a result frame without its payload.
+const resultHeaderSize = headerSize + 1 + 8 + 1
+
+// resultHeader is the start of a result frame, up to its payload of n
+// bytes.
+func resultHeader(id uint64, isErr bool, n int) (h [resultHeaderSize]byte) {
+	binary.BigEndian.PutUint32(h[:], uint32(1+8+1+n))
+	h[4] = kindResult
+	binary.BigEndian.PutUint64(h[5:], id)
 	if isErr {
-		b[8] = 1
+		h[13] = 1
 	}
-	copy(b[9:], payload)
-	return buf
+	return h
 }
 
 func decodeResult(body []byte) (id uint64, isErr bool, payload []byte, err error) {

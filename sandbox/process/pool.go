@@ -318,7 +318,7 @@ func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host)
 	p.running.Add(1)
 	o, reusable := w.run(ctx, job, host, p.cfg.Grace)
 	p.running.Add(-1)
-	if reusable && w.jobs < p.cfg.Reuse && p.ctx.Err() == nil && w.rss() <= p.cfg.MaxRSS {
+	if reusable && w.jobs < p.cfg.Reuse && p.ctx.Err() == nil && w.endStat() <= p.cfg.MaxRSS {
 		// Kept before the slot is passed on, so that the principal's next
 		// job finds it.
 		for _, old := range p.sched.putIdle(job.Principal, w) {
@@ -421,7 +421,7 @@ func (p *Pool) start() (*worker, error) {
 	attr.Setpgid = true
 	attr.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr = attr
-	err = cmd.Start()
+	err = startCmd(cmd)
 	jobR.Close()
 	outW.Close()
 	if err != nil {
@@ -519,6 +519,10 @@ type worker struct {
 	principal string
 	jobs      int
 	idleSince time.Time // guarded by the pool's sched.mu while idle
+	// cpuMark is the worker's CPU time when its previous job ended, if
+	// cpuMarked; it belongs to the job's goroutine.
+	cpuMark   time.Duration
+	cpuMarked bool
 
 	mu     sync.Mutex // guards reason
 	reason endReason
@@ -573,46 +577,76 @@ func (w *worker) discard() {
 	go w.release()
 }
 
-// rss returns the worker's resident memory, or MaxInt64 if unknown.
-func (w *worker) rss() int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/statm")
-	if err != nil {
-		return math.MaxInt64
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return math.MaxInt64
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return math.MaxInt64
-	}
-	return pages * int64(os.Getpagesize())
+// endStat reads, when a job has ended normally, the worker's resident
+// memory (returned; MaxInt64 if unknown) and its CPU time (kept as the next
+// job's starting point, so that a job costs one read of /proc, not two).
+func (w *worker) endStat() int64 {
+	cpu, rss := w.stat()
+	w.cpuMark, w.cpuMarked = cpu, cpu >= 0
+	return rss
 }
 
-// cpuTime returns the CPU time the worker has used (every thread, user and
-// system), or -1 if unknown.
-func (w *worker) cpuTime() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/stat")
+// stat returns the CPU time the worker has used (every thread, user and
+// system), or -1 if unknown, and its resident memory, or MaxInt64 if
+// unknown, from one read of /proc/PID/stat.
+func (w *worker) stat() (cpu time.Duration, rss int64) {
+	cpu, rss = -1, math.MaxInt64
+	var buf [1024]byte
+	b, err := readProc("/proc/"+strconv.Itoa(w.cmd.Process.Pid)+"/stat", buf[:])
 	if err != nil {
-		return -1
+		return cpu, rss
 	}
 	// The command name, in parentheses, may hold spaces: fields count
-	// from after its closing one.
+	// from after its closing one (f[0] is field 3, state).
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return -1
+		return cpu, rss
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return -1
+	if len(f) < 22 {
+		return cpu, rss
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
+	if err1 == nil && err2 == nil {
+		cpu = time.Duration(ut+st) * time.Second / clockTicks
 	}
-	return time.Duration(ut+st) * time.Second / clockTicks
+	if pages, err := strconv.ParseInt(f[21], 10, 64); err == nil && pages >= 0 {
+		rss = pages * int64(os.Getpagesize())
+	}
+	return cpu, rss
+}
+
+// readProc reads a small /proc file into buf with three system calls:
+// os.ReadFile also tries to register the file with the poller and puts it
+// back, eight system calls in all, twice per job.
+func readProc(path string, buf []byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
+	return nil, errors.New("proc file larger than expected")
+}
+
+// cpuTime returns the CPU time the worker has used, or -1 if unknown.
+func (w *worker) cpuTime() time.Duration {
+	cpu, _ := w.stat()
+	return cpu
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
@@ -629,9 +663,11 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	w.jobs++
 	callCtx, cancelCalls := context.WithCancel(ctx)
 	var calls sync.WaitGroup
+	ans := newAnswers(w.fw)
 	defer func() {
 		// Every call of this job is answered (or cancelled and answered)
 		// before the worker can get another job.
+		ans.end()
 		cancelCalls()
 		calls.Wait()
 	}()
@@ -659,8 +695,15 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
 	defer stop()
 	// The CPU limit is the supervisor's, per job: a worker's own RLIMIT_CPU
-	// spans all the jobs it serves and is only the backstop.
-	if cpu0 := w.cpuTime(); cpu0 >= 0 {
+	// spans all the jobs it serves and is only the backstop. A reused
+	// worker's count starts where the previous job's ended (read then, see
+	// endStat): its collection between the jobs, a few milliseconds, counts
+	// toward this job.
+	cpu0 := w.cpuMark
+	if !w.cpuMarked {
+		cpu0 = w.cpuTime()
+	}
+	if cpu0 >= 0 {
 		cpuLimit := limit.Timeout + time.Second
 		tick := time.NewTicker(cpuCheck)
 		tickDone := make(chan struct{})
@@ -702,13 +745,14 @@ read:
 		switch m := msg.(type) {
 		case callMsg:
 			calls.Add(1)
+			ans.started(w.br.Buffered() >= headerSize)
 			go func() {
 				defer calls.Done()
 				res, err := host.Call(callCtx, m.Tool, m.Args)
 				if err != nil {
 					res, _ = json.Marshal(sandbox.AsError(err, sandbox.EToolFailed))
 				}
-				_ = w.fw.sendRaw(encodeResult(m.ID, err != nil, res))
+				ans.answer(m.ID, err != nil, res)
 			}()
 		case logMsg:
 			// An empty entry costs a byte, as in the engines.

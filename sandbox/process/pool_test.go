@@ -96,6 +96,23 @@ func (scriptExec) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Ho
 			t += v
 		}
 		return &sandbox.Outcome{Value: json.RawMessage(strconv.Itoa(t))}
+	case "slowfast": // starts "slow" and "fast" in one batch; logs once fast is answered
+		ah := host.(sandbox.AsyncHost)
+		type answer struct {
+			res json.RawMessage
+			err error
+		}
+		slow, fast := make(chan answer, 1), make(chan answer, 1)
+		ah.StartCall(ctx, "slow", nil, func(r json.RawMessage, err error) { slow <- answer{r, err} })
+		ah.StartCall(ctx, "fast", nil, func(r json.RawMessage, err error) { fast <- answer{r, err} })
+		ah.Flush()
+		f := <-fast
+		host.(sandbox.LogSink).Log("fast answered")
+		s := <-slow
+		if f.err != nil || s.err != nil {
+			return &sandbox.Outcome{Err: sandbox.AsError(errors.Join(f.err, s.err), sandbox.EToolFailed)}
+		}
+		return &sandbox.Outcome{Value: json.RawMessage("[" + string(f.res) + "," + string(s.res) + "]")}
 	case "toolerror":
 		_, err := host.Call(ctx, "nope", nil)
 		return &sandbox.Outcome{Err: sandbox.AsError(err, "")}

@@ -163,14 +163,22 @@ const idleHeapBytes = 2 * collectEvery
 // between two jobs. A forced collection has a fixed cost of 0.5-3.7 ms of
 // CPU on a 2-core VM even for a live heap of 1-3 MB (stopping the world,
 // waking every P, sweeping), and in the background it competes with the
-// next job: collecting after every job took a `return 1` run in a reused
-// worker from 0.8-1.3 to 2.4-3.3 ms (median) and its worker CPU from
-// 1.4-3.0 to 5.6-7.2 ms. Collecting after every 16 MiB keeps the heap within
-// idleHeapBytes of its live size, its pages stay resident, and a small
-// job pays nothing. A job that allocates toward its memory limit is still
-// collected during the job (GOGC=off: the limit triggers the collector)
-// and watched (watchMemory).
-const collectEvery = 16 << 20
+// next job on the worker's one P: collecting after every job took a
+// `return 1` run in a reused worker from 0.8-1.3 to 2.4-3.3 ms (median) and
+// its worker CPU from 1.4-3.0 to 5.6-7.2 ms. With runs back to back, a
+// collection after one run's outcome shares the P with the next run: at
+// 64 MiB there are a quarter as many as at 16 MiB (expense process/
+// in-process 1.33-1.40x -> 1.18-1.19x, fan-out 0.54-0.56x -> 0.59-0.60x,
+// medians of 8 interleaved bench runs in two sittings; 32 MiB gave 1.27x
+// and 0.57x). Waiting instead for the worker to be idle 1 ms before
+// collecting, with 16 MiB faulted in and up to 64 MiB of garbage, measured
+// worse (1.29x -> 1.49x): the allocations past the faulted-in heap take
+// page faults. The price is memory: the warm-up faults in collectEvery of
+// heap, and an idle warm worker's RSS is 95 MB instead of 47 MB. The heap stays within idleHeapBytes of its live size, its pages
+// stay resident, and a small job pays nothing. A job that allocates toward
+// its memory limit is still collected during the job (GOGC=off: the limit
+// triggers the collector) and watched (watchMemory).
+const collectEvery = 64 << 20
 
 // prefault allocates and touches n bytes of heap, in 64 KiB pieces, and
 // drops them.
@@ -222,7 +230,9 @@ func serveJob(ctx context.Context, job *sandbox.Job, h *workerHost, cfg WorkerCo
 	if !jh.end() {
 		select {} // the memory watchdog is sending its outcome and exiting
 	}
-	return h.send(kindOutcome, outcomeMsg{Value: o.Value, Logs: o.Logs, LogsTruncated: o.LogsTruncated, Partial: o.Partial, Err: o.Err})
+	// Written before serveJob returns: with one P, a frame only queued
+	// would wait for what the worker does next (Idle, a collection).
+	return h.sendSyncOutcome(o)
 }
 
 // jobHost is the Host of one job in a worker: it forwards to the worker's
