@@ -330,14 +330,13 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	ch := make(chan answer, 1)
 	cctx, untrack := h.track(ctx, tool)
-	go func() {
-		growStack() // before the deep path, not in it (stack.go)
+	goCall(func() { // a reused goroutine (stack.go)
 		res, err := h.run.Call(cctx, tool, args)
 		untrack()
 		h.inflight.Add(-1)
 		h.notify()
 		ch <- answer{res, err}
-	}()
+	})
 	select {
 	case a := <-ch:
 		return a.res, a.err
