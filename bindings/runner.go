@@ -360,6 +360,42 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 // ended before the run stops waiting for it.
 const abandonGrace = 50 * time.Millisecond
 
+var _ sandbox.AsyncHost = (*runHost)(nil)
+
+// StartCall implements sandbox.AsyncHost: Call without a goroutine of the
+// caller's waiting for the answer. done gets the call's result on the call
+// goroutine that ran it or, when ctx ends first and the call has not
+// returned abandonGrace later, E_CANCELLED (the call then finishes in the
+// background, as with Call).
+func (h *runHost) StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
+	h.inflight.Add(1)
+	h.notify()
+	cctx, untrack := h.track(ctx, tool)
+	var answered atomic.Bool
+	stop := context.AfterFunc(ctx, func() {
+		time.AfterFunc(abandonGrace, func() {
+			if answered.CompareAndSwap(false, true) {
+				h.b.log.Warn("a tool call did not return after its run ended; not waiting for it",
+					"run_id", h.id, "tool", safeName(tool))
+				done(nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled))
+			}
+		})
+	})
+	goCall(func() {
+		res, err := h.run.Call(cctx, tool, args)
+		stop()
+		untrack()
+		h.inflight.Add(-1)
+		h.notify()
+		if answered.CompareAndSwap(false, true) {
+			done(res, err)
+		}
+	})
+}
+
+// Flush implements sandbox.AsyncHost: StartCall holds nothing back.
+func (h *runHost) Flush() {}
+
 // Partial implements sandbox.PartialSink: the last value stored wins.
 func (h *runHost) Partial(value json.RawMessage) {
 	h.mu.Lock()
