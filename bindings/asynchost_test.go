@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -73,21 +74,40 @@ func TestStartCallAuthorizesAndAnswersOnce(t *testing.T) {
 }
 
 // TestStartCallDoesNotWaitForStuckTool: as TestRunDoesNotWaitForStuckTool,
-// through StartCall: a cancelled run's call is answered E_CANCELLED while
-// a tool that ignores its context still runs, and done is not called again
-// when the tool returns at last (startCall panics if it is).
+// through StartCall, with three calls in flight: a cancelled run's calls
+// are answered E_CANCELLED while a tool that ignores its context still
+// runs, and done is not called again when the tool returns at last
+// (startCall panics if it is).
 func TestStartCallDoesNotWaitForStuckTool(t *testing.T) {
-	release, started, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	const n = 3
+	release := make(chan struct{})
+	var started, returned sync.WaitGroup
+	started.Add(n)
+	returned.Add(n)
 	stuck := &tools.Tool{Name: "stuck", Description: "Ignores cancellation.", InputSchema: open,
 		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			close(started)
+			started.Done()
 			<-release
-			defer close(returned)
+			defer returned.Done()
 			return json.RawMessage("1"), nil
 		}}
 	var calls atomic.Int32
 	exec := funcExec(func(ctx context.Context, _ *sandbox.Job, host sandbox.Host) *sandbox.Outcome {
-		_, err := startCall(ctx, host, "stuck", &calls)
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := startCall(ctx, host, "stuck", &calls)
+				errs <- err
+			}()
+		}
+		var err error
+		for range n {
+			e := <-errs
+			if sandbox.AsError(e, "").Code != sandbox.ECancelled {
+				return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", fmt.Sprint("a call answered ", e))}
+			}
+			err = e
+		}
 		return &sandbox.Outcome{Err: sandbox.AsError(err, "")}
 	})
 	r, err := NewRunner(RunnerConfig{Broker: newBroker(t, BrokerConfig{}, stuck), Executor: exec})
@@ -96,7 +116,7 @@ func TestStartCallDoesNotWaitForStuckTool(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-started
+		started.Wait()
 		cancel()
 	}()
 	res := r.Run(ctx, RunRequest{Program: sandbox.Program{Source: "x"}})
@@ -104,8 +124,8 @@ func TestStartCallDoesNotWaitForStuckTool(t *testing.T) {
 	if res.OK || res.Error.Code != sandbox.ECancelled {
 		t.Fatalf("result %+v, want E_CANCELLED", res)
 	}
-	<-returned
-	if n := calls.Load(); n != 1 {
-		t.Errorf("done called %d times, want 1", n)
+	returned.Wait()
+	if got := calls.Load(); got != n {
+		t.Errorf("done called %d times for %d calls", got, n)
 	}
 }

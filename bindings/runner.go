@@ -252,6 +252,9 @@ type runHost struct {
 	// what its tool last reported of its progress (nil: nothing yet).
 	calls    uint64
 	progress map[uint64]*ToolProgress
+
+	groupMu sync.Mutex
+	group   *startedGroup // of the latest context StartCall was given
 }
 
 // track registers a call in flight and returns its context, under which
@@ -371,26 +374,95 @@ func (h *runHost) StartCall(ctx context.Context, tool string, args json.RawMessa
 	h.inflight.Add(1)
 	h.notify()
 	cctx, untrack := h.track(ctx, tool)
-	var answered atomic.Bool
-	stop := context.AfterFunc(ctx, func() {
-		time.AfterFunc(abandonGrace, func() {
-			if answered.CompareAndSwap(false, true) {
-				h.b.log.Warn("a tool call did not return after its run ended; not waiting for it",
-					"run_id", h.id, "tool", safeName(tool))
-				done(nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled))
-			}
-		})
-	})
+	c := &startedCall{tool: tool, done: done}
+	h.startedUnder(ctx, c)
 	goCall(func() {
 		res, err := h.run.Call(cctx, tool, args)
-		stop()
 		untrack()
 		h.inflight.Add(-1)
 		h.notify()
-		if answered.CompareAndSwap(false, true) {
-			done(res, err)
-		}
+		c.answer(res, err)
 	})
+}
+
+// startedCall is a call made through StartCall: answered once, by
+// whichever comes first, the call or its abandonment.
+type startedCall struct {
+	answered atomic.Bool
+	tool     string
+	done     func(json.RawMessage, error)
+}
+
+func (c *startedCall) answer(res json.RawMessage, err error) bool {
+	if !c.answered.CompareAndSwap(false, true) {
+		return false
+	}
+	c.done(res, err)
+	return true
+}
+
+// startedGroup holds the calls started under one context (one Done
+// channel: the engine or the pool passes the same one for every call of a
+// run), so that one context.AfterFunc per context, not one per call,
+// abandons those still running abandonGrace after it ends.
+type startedGroup struct {
+	done  <-chan struct{}
+	mu    sync.Mutex
+	calls []*startedCall
+	ended bool // the context has ended: a call started now is on its own
+}
+
+// startedUnder registers c with the group of ctx.
+func (h *runHost) startedUnder(ctx context.Context, c *startedCall) {
+	dc := ctx.Done()
+	if dc == nil {
+		return // a context that never ends: nothing to abandon
+	}
+	h.groupMu.Lock()
+	g := h.group
+	if g == nil || g.done != dc {
+		g = &startedGroup{done: dc}
+		h.group = g
+		context.AfterFunc(ctx, func() {
+			// Usually every call has been answered by then: no timer.
+			g.mu.Lock()
+			g.ended = true
+			g.calls = slices.DeleteFunc(g.calls, func(c *startedCall) bool { return c.answered.Load() })
+			running := len(g.calls) > 0
+			g.mu.Unlock()
+			if running {
+				time.AfterFunc(abandonGrace, func() { h.abandon(ctx, g) })
+			}
+		})
+	}
+	h.groupMu.Unlock()
+	g.mu.Lock()
+	if g.ended { // started after the context ended: on its own
+		g.mu.Unlock()
+		late := &startedGroup{calls: []*startedCall{c}}
+		time.AfterFunc(abandonGrace, func() { h.abandon(ctx, late) })
+		return
+	}
+	if len(g.calls) == cap(g.calls) && len(g.calls) >= 64 {
+		// Drop the answered ones before the slice grows.
+		g.calls = slices.DeleteFunc(g.calls, func(c *startedCall) bool { return c.answered.Load() })
+	}
+	g.calls = append(g.calls, c)
+	g.mu.Unlock()
+}
+
+// abandon answers the calls of g still running E_CANCELLED.
+func (h *runHost) abandon(ctx context.Context, g *startedGroup) {
+	g.mu.Lock()
+	calls := g.calls
+	g.calls = nil
+	g.mu.Unlock()
+	for _, c := range calls {
+		if c.answer(nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)) {
+			h.b.log.Warn("a tool call did not return after its run ended; not waiting for it",
+				"run_id", h.id, "tool", safeName(c.tool))
+		}
+	}
 }
 
 // Flush implements sandbox.AsyncHost: StartCall holds nothing back.
