@@ -252,6 +252,9 @@ type runHost struct {
 	// what its tool last reported of its progress (nil: nothing yet).
 	calls    uint64
 	progress map[uint64]*ToolProgress
+
+	groupMu sync.Mutex
+	group   *startedGroup // of the latest context StartCall was given
 }
 
 // track registers a call in flight and returns its context, under which
@@ -330,13 +333,13 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	ch := make(chan answer, 1)
 	cctx, untrack := h.track(ctx, tool)
-	go func() {
+	goCall(func() { // a reused goroutine (stack.go)
 		res, err := h.run.Call(cctx, tool, args)
 		untrack()
 		h.inflight.Add(-1)
 		h.notify()
 		ch <- answer{res, err}
-	}()
+	})
 	select {
 	case a := <-ch:
 		return a.res, a.err
@@ -359,6 +362,111 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 // abandonGrace is how long a call may take to return once its run has
 // ended before the run stops waiting for it.
 const abandonGrace = 50 * time.Millisecond
+
+var _ sandbox.AsyncHost = (*runHost)(nil)
+
+// StartCall implements sandbox.AsyncHost: Call without a goroutine of the
+// caller's waiting for the answer. done gets the call's result on the call
+// goroutine that ran it or, when ctx ends first and the call has not
+// returned abandonGrace later, E_CANCELLED (the call then finishes in the
+// background, as with Call).
+func (h *runHost) StartCall(ctx context.Context, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
+	h.inflight.Add(1)
+	h.notify()
+	cctx, untrack := h.track(ctx, tool)
+	c := &startedCall{tool: tool, done: done}
+	h.startedUnder(ctx, c)
+	goCall(func() {
+		res, err := h.run.Call(cctx, tool, args)
+		untrack()
+		h.inflight.Add(-1)
+		h.notify()
+		c.answer(res, err)
+	})
+}
+
+// startedCall is a call made through StartCall: answered once, by
+// whichever comes first, the call or its abandonment.
+type startedCall struct {
+	answered atomic.Bool
+	tool     string
+	done     func(json.RawMessage, error)
+}
+
+func (c *startedCall) answer(res json.RawMessage, err error) bool {
+	if !c.answered.CompareAndSwap(false, true) {
+		return false
+	}
+	c.done(res, err)
+	return true
+}
+
+// startedGroup holds the calls started under one context (one Done
+// channel: the engine or the pool passes the same one for every call of a
+// run), so that one context.AfterFunc per context, not one per call,
+// abandons those still running abandonGrace after it ends.
+type startedGroup struct {
+	done  <-chan struct{}
+	mu    sync.Mutex
+	calls []*startedCall
+	ended bool // the context has ended: a call started now is on its own
+}
+
+// startedUnder registers c with the group of ctx.
+func (h *runHost) startedUnder(ctx context.Context, c *startedCall) {
+	dc := ctx.Done()
+	if dc == nil {
+		return // a context that never ends: nothing to abandon
+	}
+	h.groupMu.Lock()
+	g := h.group
+	if g == nil || g.done != dc {
+		g = &startedGroup{done: dc}
+		h.group = g
+		context.AfterFunc(ctx, func() {
+			// Usually every call has been answered by then: no timer.
+			g.mu.Lock()
+			g.ended = true
+			g.calls = slices.DeleteFunc(g.calls, func(c *startedCall) bool { return c.answered.Load() })
+			running := len(g.calls) > 0
+			g.mu.Unlock()
+			if running {
+				time.AfterFunc(abandonGrace, func() { h.abandon(ctx, g) })
+			}
+		})
+	}
+	h.groupMu.Unlock()
+	g.mu.Lock()
+	if g.ended { // started after the context ended: on its own
+		g.mu.Unlock()
+		late := &startedGroup{calls: []*startedCall{c}}
+		time.AfterFunc(abandonGrace, func() { h.abandon(ctx, late) })
+		return
+	}
+	if len(g.calls) == cap(g.calls) && len(g.calls) >= 64 {
+		// Drop the answered ones before the slice grows.
+		g.calls = slices.DeleteFunc(g.calls, func(c *startedCall) bool { return c.answered.Load() })
+	}
+	g.calls = append(g.calls, c)
+	g.mu.Unlock()
+}
+
+// abandon answers the calls of g still running E_CANCELLED.
+func (h *runHost) abandon(ctx context.Context, g *startedGroup) {
+	g.mu.Lock()
+	calls := g.calls
+	g.calls = nil
+	g.mu.Unlock()
+	for _, c := range calls {
+		if c.answer(nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)) {
+			h.b.log.Warn("a tool call did not return after its run ended; not waiting for it",
+				"run_id", h.id, "tool", safeName(c.tool))
+		}
+	}
+}
+
+// Flush implements sandbox.AsyncHost: StartCall holds nothing back.
+func (h *runHost) Flush() {}
 
 // Partial implements sandbox.PartialSink: the last value stored wins.
 func (h *runHost) Partial(value json.RawMessage) {

@@ -680,6 +680,7 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	var partial json.RawMessage
 	sink, _ := host.(sandbox.LogSink)
 	psink, _ := host.(sandbox.PartialSink)
+	async, _ := host.(sandbox.AsyncHost)
 
 	if err := w.send(kindJob, job); err != nil {
 		w.kill(endProtocol)
@@ -745,15 +746,24 @@ read:
 		switch m := msg.(type) {
 		case callMsg:
 			calls.Add(1)
-			ans.started(w.br.Buffered() >= headerSize)
-			go func() {
+			more := w.br.Buffered() >= headerSize
+			ans.started(more)
+			answer := func(res json.RawMessage, err error) {
 				defer calls.Done()
-				res, err := host.Call(callCtx, m.Tool, m.Args)
 				if err != nil {
 					res, _ = json.Marshal(sandbox.AsError(err, sandbox.EToolFailed))
 				}
 				ans.answer(m.ID, err != nil, res)
-			}()
+			}
+			if async != nil {
+				// No goroutine of ours per call: the host answers on its own.
+				async.StartCall(callCtx, m.Tool, m.Args, answer)
+				if !more {
+					async.Flush()
+				}
+			} else {
+				go func() { answer(host.Call(callCtx, m.Tool, m.Args)) }()
+			}
 		case logMsg:
 			// An empty entry costs a byte, as in the engines.
 			if cost := max(len(m.Entry), 1); logBytes+cost > limit.MaxLogBytes {
