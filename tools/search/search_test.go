@@ -422,7 +422,7 @@ func TestActionMeetsObject(t *testing.T) {
 	ix := search.New(nearMissTools())
 	// Asked an action on a thing no tool of the family does it to: the
 	// tools that delete other things, or list bases, are near misses.
-	for _, q := range []string{"Delete the Sheets base 'Old Inventory'.", "delete the base in sheets", "remove the old base"} {
+	for _, q := range []string{"Delete the Sheets base 'Old Inventory'.", "delete the base in sheets", "remove the old base", "Archive the Sheets base 'Old Inventory'.", "Share the sheets base with bob@example.com"} {
 		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
 			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
 		}
