@@ -766,7 +766,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	specific := false
 	for _, g := range groups {
 		coverTotal += g.cover
-		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && !verbs[g.terms[0]] {
+		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && (!verbs[g.terms[0]] || specificVerbs[g.terms[0]]) {
 			specific = true
 		}
 	}
@@ -1734,12 +1734,18 @@ var verbs = func() map[string]bool {
 			m[w] = true
 		}
 	}
-	for _, w := range strings.Fields(`is has check set clos complet approv merg upload download fork sync export import
-		shar invit archiv enroll dismiss restor refund subscrib unsubscrib pin star mute snooz transfer schedul assign reopen`) {
+	for _, w := range strings.Fields(`is has check set clos complet approv merg upload download fork sync export import`) {
+		m[w] = true
+	}
+	for w := range specificVerbs {
 		m[w] = true
 	}
 	return m
 }()
+
+// specificVerbs are verbs of one precise action: unlike get, create or
+// run, one of them alone is a query specific enough to answer ("refund").
+var specificVerbs = toSet(`shar invit archiv enroll dismiss restor refund subscrib unsubscrib pin star mute snooz transfer schedul assign reopen`)
 
 // gerundOnly returns the verbs that text says only in their -ing form.
 func gerundOnly(text string) map[string]bool {
