@@ -1022,34 +1022,28 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 	if !known {
 		return true
 	}
-	// docs are the tools with one of terms in their name, summary or
-	// description.
-	docs := func(terms []string, into map[int32]bool) {
-		for _, w := range terms {
-			for _, p := range ix.post[w] {
-				if p.tf[fName] > 0 || p.tf[fSummary] > 0 || p.tf[fDesc] > 0 {
-					into[p.doc] = true
-				}
-			}
-		}
-	}
+	// says reports whether a posting's tool has its word in its name,
+	// summary or description.
+	says := func(p posting) bool { return p.tf[fName] > 0 || p.tf[fSummary] > 0 || p.tf[fDesc] > 0 }
 	acting := map[int32]bool{}
 	for w := range action {
-		docs([]string{w}, acting)
-	}
-	// A tool of several operations says them in an argument's enum
-	// ("action": "create", "update", "vote").
-	for w := range action {
+		for _, p := range ix.post[w] {
+			if says(p) {
+				acting[p.doc] = true
+			}
+		}
+		// A tool of several operations says them in an argument's enum
+		// ("action": "create", "update", "vote").
 		for _, d := range ix.ops[w] {
 			acting[d] = true
 		}
 	}
 	for _, g := range objs {
-		on := map[int32]bool{}
-		docs(g.terms, on)
-		for d := range on {
-			if acting[d] && (fam == nil || fam[d]) && (keep == nil || keep(ix.docs[d].tool)) {
-				return true
+		for _, w := range g.terms {
+			for _, p := range ix.post[w] {
+				if says(p) && acting[p.doc] && (fam == nil || fam[p.doc]) && (keep == nil || keep(ix.docs[p.doc].tool)) {
+					return true
+				}
 			}
 		}
 	}
