@@ -154,3 +154,60 @@ func startsUpper(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return isUpper(r)
 }
+
+var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz me tv sh so xyz cloud tech site`)
+
+// literalKinds returns the kinds of the literal values query names, as
+// terms: "url" for a URL or a host, "email" for an e-mail address, "file"
+// for a path or a file name.
+func literalKinds(query string) []string {
+	var out []string
+	add := func(k string) {
+		if !contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	for _, f := range strings.Fields(query) {
+		f = strings.Trim(f, "()<>[]\"'`,;:!?")
+		f = strings.TrimRight(f, ".")
+		if f == "" || !isLiteral(f) {
+			continue
+		}
+		switch {
+		case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
+			add("url")
+		case strings.IndexByte(f, '@') > 0:
+			// an address is whom a call is about (a contact), not what the
+			// tool does
+		case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
+			add("file")
+		default:
+			host := f
+			if i := strings.IndexByte(f, '/'); i > 0 {
+				host = f[:i]
+			}
+			if i := strings.LastIndexByte(host, '.'); i > 0 && tlds[strings.ToLower(host[i+1:])] && !strings.Contains(f[len(host):], ".") {
+				add("url")
+			} else if i := strings.LastIndexByte(f, '.'); i > 0 && isExtension(f[i+1:]) {
+				add("file")
+			}
+		}
+	}
+	return out
+}
+
+// isExtension reports whether s looks like a file name's extension: one
+// to four letters or digits, a letter among them (yaml, py, md, mp4).
+func isExtension(s string) bool {
+	if len(s) == 0 || len(s) > 4 {
+		return false
+	}
+	letter := false
+	for _, r := range s {
+		if !isWordRune(r) {
+			return false
+		}
+		letter = letter || unicode.IsLetter(r)
+	}
+	return letter
+}

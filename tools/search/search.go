@@ -455,8 +455,18 @@ const (
 	verbPenalty = 0.8
 )
 
-// MinConfidence is the least confidence of a hit (see the package doc).
+// MinConfidence is the least confidence of the best fits of a query
+// (see the package doc).
 const MinConfidence = 0.3
+
+// gateWindow is how many of the best-ranked tools may carry a query over
+// the floor (see Search).
+const gateWindow = 5
+
+// smallFamily is the most tools of a family that does one thing (a
+// database's query tool, a search engine's two): a request naming it asks
+// for one of them, whatever it acts on (see actionMeetsObject).
+const smallFamily = 3
 
 // noObject scales the confidence of a tool that meets no word of the
 // query but verbs, or their synonyms, in its name, family or summary: it does what the query
@@ -537,6 +547,7 @@ type doc struct {
 	tool *tools.Tool
 	len  [nFields]float32
 	name []string // distinct terms of the name's action words
+	ctx  []string // terms its summary and description say only after a preposition
 	verb []string // the verbs among name
 }
 
@@ -580,7 +591,11 @@ func New(ts []*tools.Tool) *Index {
 			}
 			total[f] += float64(d.len[f])
 		}
+		direct := directTerms(summary + ". " + rest)
 		for w, c := range tf {
+			if (c[fSummary] > 0 || c[fDesc] > 0) && c[fName] == 0 && !direct[w] {
+				d.ctx = append(d.ctx, w)
+			}
 			ix.post[w] = append(ix.post[w], posting{doc: int32(len(ix.docs)), tf: *c})
 			if c[fName] > 0 {
 				d.name = append(d.name, w)
@@ -667,6 +682,17 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			qw = map[string]float64{}
 		}
 		qw["count"] = synonymWeight
+	}
+	// A literal's kind says what the tool takes: a URL a page, a path a
+	// file ("grab the text of https://…", "last 50 lines of /var/log/…").
+	for _, k := range literalKinds(query) {
+		if !slices.Contains(terms, k) {
+			terms = append(terms, k)
+			if qw == nil {
+				qw = map[string]float64{}
+			}
+			qw[k] = synonymWeight
+		}
 	}
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
@@ -924,6 +950,17 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 				}
 			}
 		}
+		// A request that names a family asks for its tools: the others
+		// are not candidates ("… in Todoist").
+		if len(inFam) > 0 {
+			kept := all[:0]
+			for _, h := range all {
+				if inFam[int32(ix.byName[h.Tool.Name])] || h.Score >= 1e6 {
+					kept = append(kept, h)
+				}
+			}
+			all = kept
+		}
 		if len(inFam) > 0 {
 			for _, h := range all {
 				i := int32(ix.byName[h.Tool.Name])
@@ -941,13 +978,18 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	if qVerb && !question && exact < 0 && !ix.actionMeetsObject(groups, action, keep) {
 		return nil, 0
 	}
-	kept := all[:0]
-	for _, h := range all {
-		if h.Confidence >= floor {
-			kept = append(kept, h)
-		}
+	// The query fits when one of the gateWindow best-ranked tools fits it
+	// above the floor; then the ranking stands, whatever the confidence of
+	// each hit. (A floor on each hit dropped the right tool, ranked first,
+	// when a word of the request no tool says lowered its confidence, and
+	// kept a worse one that fit another word better.)
+	fits := false
+	for k := 0; k < gateWindow && k < len(all); k++ {
+		fits = fits || all[k].Confidence >= floor
 	}
-	all = kept
+	if !fits {
+		all = all[:0]
+	}
 	if len(all) == 0 && len(fallback) > 0 {
 		all = fallback
 	}
@@ -1019,6 +1061,20 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 			known = known || ix.named[t]
 		}
 	}
+	if fam != nil && len(fam) <= smallFamily {
+		// A small family does one thing: an object that none of its
+		// tools names is an argument ("run a SELECT on Postgres").
+		known = false
+		for _, g := range objs {
+			for _, t := range g.terms {
+				for _, p := range ix.post[t] {
+					if p.tf[fName] > 0 && fam[p.doc] {
+						known = true
+					}
+				}
+			}
+		}
+	}
 	if !known {
 		return true
 	}
@@ -1042,6 +1098,9 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 		for _, w := range g.terms {
 			for _, p := range ix.post[w] {
 				if says(p) && acting[p.doc] && (fam == nil || fam[p.doc]) && (keep == nil || keep(ix.docs[p.doc].tool)) {
+					if p.tf[fName] == 0 && slices.Contains(ix.docs[p.doc].ctx, w) {
+						continue // "delete records from a table" does not delete tables
+					}
 					return true
 				}
 			}
@@ -1137,6 +1196,9 @@ func (ix *Index) compounds(query string) []string {
 	ws := words(query)
 	var out []string
 	for i := 0; i+1 < len(ws) && i < 2*MaxQueryTerms; i++ {
+		if stop[strings.ToLower(ws[i])] && stop[strings.ToLower(ws[i+1])] && !strings.Contains(strings.ToLower(query), strings.ToLower(ws[i]+"-"+ws[i+1])) {
+			continue // "do I" is not "doi"
+		}
 		j := stem(strings.ToLower(ws[i] + ws[i+1]))
 		if _, ok := ix.post[j]; ok {
 			out = append(out, j)
@@ -1360,7 +1422,21 @@ func Terms(text string) []string {
 	}
 	for i := 0; i < len(ws); i++ {
 		w := ws[i]
-		if creates[w] != nil && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && creates[w][ws[i+2]] {
+		if w == "remind" && i+1 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us") {
+			out = append(out, "creat", "remind") // a reminder to make
+			i++
+			continue
+		}
+		if w == "start" && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && (ws[i+2] == "new" || ws[i+2] == "fresh") {
+			out = append(out, "creat")
+			i += 2
+			continue
+		}
+		if w == "pull" && (i+1 == len(ws) || !strings.HasPrefix(ws[i+1], "request")) {
+			out = append(out, "get") // "pull the prices from …", not a pull request
+			continue
+		}
+		if creates[w] != nil && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an" || w == "log" && (ws[i+1] == "the" || ws[i+1] == "my" || ws[i+1] == "our")) && creates[w][ws[i+2]] {
 			out = append(out, "creat") // "open an issue", "log a bug"
 			i++
 			continue
@@ -1569,7 +1645,7 @@ func toSet(s string) map[string]bool {
 // and tools alike.
 var canon = map[string]string{
 	"repo": "repository", "kubernet": "k8s", "kube": "k8s", "dir": "directory",
-	"doc": "document", "img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
+	"doc": "documentation", "img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
 	"info": "information", "config": "configuration", "env": "environment", "webpag": "pag",
 }
 
@@ -1597,7 +1673,7 @@ var openable = toSet(`issue ticket bug pr mr pull merge incident case discussion
 // Everyday idioms of software requests, matched as whole words.
 var creates = map[string]map[string]bool{
 	"open":   openable,
-	"log":    toSet(`issue ticket bug incident case defect`),
+	"log":    toSet(`issue ticket bug incident case defect note notes call calls meeting meetings comment comments entry entries activity hours time visit expense`),
 	"report": toSet(`issue ticket bug incident defect`),
 	"submit": toSet(`issue ticket bug pr mr pull merge request`),
 }
@@ -1634,11 +1710,11 @@ var expand = map[string][]string{
 // English, few, and never words that only sometimes mean the same (tell
 // is not send). The first groups are verbs (see verbs).
 var synonymGroups = [][]string{
-	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load", "see", "check", "inspect"},
+	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load", "see", "check", "inspect", "grab", "dump"},
 	{"list", "enumerat", "show", "brows"},
 	{"search", "find", "lookup", "query", "locat", "seek"},
-	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "discard"},
-	{"creat", "add", "new", "mak", "insert", "generat"},
+	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "wipe", "discard"},
+	{"creat", "add", "new", "mak", "insert", "generat", "jot", "make"},
 	{"updat", "modify", "edit", "chang", "patch", "alter", "adjust", "tweak"},
 	{"writ", "sav", "stor", "overwrit"},
 	{"send", "deliver", "dispatch", "post", "publish"},
@@ -1656,7 +1732,7 @@ var synonymGroups = [][]string{
 	{"web", "internet", "onlin"},
 	{"navigat", "visit", "open"},
 	{"click", "press", "tap"},
-	{"typ", "enter", "fill"},
+	{"typ", "type", "enter", "fill"},
 	{"screenshot", "captur"},
 	{"imag", "pictur", "photo"},
 	{"error", "exception", "crash", "failur", "fail"},
@@ -1771,7 +1847,7 @@ func gerundOnly(text string) map[string]bool {
 }
 
 // readVerbs are what a question without a verb asks a tool to do.
-var readVerbs = []string{"get", "list", "search", "find", "read", "show"}
+var readVerbs = []string{"get", "list", "search", "find", "read", "show", "query"}
 
 // isQuestion reports whether a query asks rather than tells.
 func isQuestion(q string) bool {
@@ -1866,4 +1942,40 @@ func (l *Live) Index() *Index {
 		l.ix = New(l.cat.List())
 	}
 	return l.ix
+}
+
+var prepositions = toSet(`from in into within on onto for to with by at under inside across between among via through over`)
+
+// directTerms returns the terms of text that it says at least once outside
+// a prepositional phrase: what its verbs act on ("Delete records from a
+// table": records, not table). A phrase runs from a preposition to the
+// next verb or the end of a clause; a parenthesis starts afresh ("an
+// engagement (Note or Task)").
+func directTerms(text string) map[string]bool {
+	out := map[string]bool{}
+	inPP := false
+	for _, f := range strings.Fields(capText(text, MaxFieldBytes)) {
+		if strings.ContainsAny(f[:1], "([{") {
+			inPP = false
+		}
+		for _, w := range words(f) {
+			lw := strings.ToLower(w)
+			if prepositions[lw] {
+				inPP = true
+				continue
+			}
+			for _, t := range Terms(lw) {
+				if verbs[t] {
+					inPP = false
+				}
+				if !inPP {
+					out[t] = true
+				}
+			}
+		}
+		if strings.ContainsAny(f, ".;:!?)]") {
+			inPP = false
+		}
+	}
+	return out
 }

@@ -1,0 +1,177 @@
+package search_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+// requestTools are three families with overlapping vocabulary, tools whose
+// descriptions name other things after a preposition, a one-tool family,
+// and tools taking a URL or a path.
+func requestTools() []*tools.Tool {
+	url := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"url": {Type: "string", Description: "The URL of the page."},
+	}}
+	path := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"path": {Type: "string", Description: "The path of the file."},
+	}}
+	return []*tools.Tool{
+		{Name: "code_create_issue", Description: "Create an issue in a project.", Source: "code"},
+		{Name: "code_list_issues", Description: "List the issues of a project.", Source: "code"},
+		{Name: "code_fork_project", Description: "Fork a project to your account or another namespace.", Source: "code"},
+		{Name: "code_list_pull_requests", Description: "List the pull requests of a project.", Source: "code"},
+		{Name: "tracker_create_issue", Description: "Create an issue on a board.", Source: "tracker"},
+		{Name: "tracker_list_issues", Description: "List the issues on a board.", Source: "tracker"},
+		{Name: "sheets_delete_records", Description: "Delete records from a table.", Source: "sheets"},
+		{Name: "sheets_create_table", Description: "Create a table in a base.", Source: "sheets"},
+		{Name: "sheets_list_bases", Description: "List the bases you can reach.", Source: "sheets"},
+		{Name: "sheets_list_records", Description: "List the records of a table.", Source: "sheets"},
+		{Name: "pg_query", Description: "Run a read-only SQL query.", Source: "pg"},
+		{Name: "browser_select", Description: "Select an option in a dropdown of the page.", Source: "browser"},
+		{Name: "browser_click", Description: "Click an element of the page.", Source: "browser"},
+		{Name: "papers_by_doi", Description: "Find a paper by its DOI.", Source: "papers"},
+		{Name: "crm_create_engagement", Description: "Create an engagement (a note, a call or a task) on a deal or a contact.", Source: "crm"},
+		{Name: "crm_list_deals", Description: "List the deals of the pipeline.", Source: "crm"},
+		{Name: "web_fetch", Description: "Fetch a URL and return the content of the page as markdown.", InputSchema: url, Source: "web"},
+		{Name: "notes_get_note", Description: "Get a note by its id, with its text.", Source: "notes"},
+		{Name: "files_read_file", Description: "Read the lines of a file.", InputSchema: path, Source: "files"},
+		{Name: "logs_get_lines", Description: "Get the last lines of a service's log.", Source: "logs"},
+		{Name: "tasks_create_task", Description: "Add a task to a list, with a due date.", Source: "tasks"},
+		{Name: "tasks_list_tasks", Description: "List the tasks due.", Source: "tasks"},
+	}
+}
+
+// found reports whether want is among hits.
+func found(hits []search.Hit, want string) bool {
+	return slices.ContainsFunc(hits, func(h search.Hit) bool { return h.Tool.Name == want })
+}
+
+func names(hits []search.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Tool.Name)
+	}
+	return out
+}
+
+// TestNamedFamilyOnly: a request that names a family is answered with that
+// family's tools only, even where another family's tool fits its words as
+// well.
+func TestNamedFamilyOnly(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{"create an issue in tracker", "File a bug on the Tracker board: login fails on Safari."} {
+		hits, _ := ix.Search(q, 5, nil)
+		if len(hits) == 0 || hits[0].Tool.Name != "tracker_create_issue" {
+			t.Errorf("Search(%q) = %v, want tracker_create_issue first", q, names(hits))
+		}
+		for _, h := range hits {
+			if h.Tool.Source != "tracker" {
+				t.Errorf("Search(%q) returned %s, of a family the request does not name", q, h.Tool.Name)
+			}
+		}
+	}
+}
+
+// TestDirectObject: a tool acts on what its description says after the
+// verb, not on what a preposition brings in ("Delete records from a table"
+// deletes no table), so a request for that is a near miss; what a tool
+// acts on stays found however the description goes on.
+func TestDirectObject(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{"Delete the 'Old Leads' table from the Sheets base.", "create a new base in sheets"} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{"fork the project into my namespace", "code_fork_project"},
+		{"Delete last year's records from the Sheets table.", "sheets_delete_records"},
+		{"create a table in the sheets base", "sheets_create_table"},
+		// A parenthesis after the object lists what it is.
+		{"add a note to the Acme deal in crm", "crm_create_engagement"},
+	} {
+		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
+		}
+	}
+}
+
+// TestSmallFamily: a family of one tool named in a request is the answer,
+// whatever the request acts on; another family's tool naming that thing
+// does not make it a near miss.
+func TestSmallFamily(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{"run a SELECT on pg", "Run SELECT count(*) FROM users against pg."} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "pg_query" {
+			t.Errorf("Search(%q) = %v, want pg_query first", q, names(hits))
+		}
+	}
+}
+
+// TestLiteralKinds: a URL or a path in a request says what the tool takes.
+func TestLiteralKinds(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, c := range []struct{ q, want string }{
+		{"Grab the text of https://example.com/blog/post-42 so I can summarize it.", "web_fetch"},
+		{"Read https://example.com/blog/post-42 and summarize it for me.", "web_fetch"},
+		{"Show me the last 50 lines of /var/log/nginx/error.log.", "files_read_file"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, names(hits), c.want)
+		}
+	}
+}
+
+// TestRequestPhrases: everyday ways of asking, read as the action they
+// ask for.
+func TestRequestPhrases(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, c := range []struct{ q, want string }{
+		{"Remind me to renew the car insurance next Friday.", "tasks_create_task"},
+		{"Log the call I just had with Acme in crm: they want a quote.", "crm_create_engagement"},
+		{"Pull the list of deals from the crm", "crm_list_deals"},
+	} {
+		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+			t.Errorf("Search(%q) = %v, want %s first", c.q, names(hits), c.want)
+		}
+	}
+	// Two stop words are not a compound ("do I" is no DOI).
+	if hits, _ := ix.Search("how do I click", 3, nil); found(hits, "papers_by_doi") {
+		t.Errorf("how do I click: %v, want no papers_by_doi", names(hits))
+	}
+	for in, want := range map[string][]string{
+		"remind me to call mom":      {"creat", "remind", "call", "mom"},
+		"log the call with Acme":     {"creat", "call", "acme"},
+		"pull the prices":            {"get", "pric"},
+		"list pull requests":         {"list", "pull", "request"},
+		"start a new branch":         {"creat", "branch"},
+		"grab the docs":              {"grab", "documentation"},
+		"log the output of the job":  {"log", "output", "job"},
+		"start a pipeline on a push": {"start", "pipelin", "push"},
+	} {
+		if got := search.Terms(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Terms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestGateKeepsRanking: a request whose words no tool says (a place, a
+// kind of shop) still finds the tool ranked first, once one of the best
+// fits clears the floor — it is not dropped for a tool that fits another
+// word better.
+func TestGateKeepsRanking(t *testing.T) {
+	ix := search.New(loadRealCatalog(t))
+	for _, c := range []struct{ q, want string }{
+		{"Find a 24-hour pharmacy near Union Square in San Francisco.", "brave_search_brave_local_search"},
+	} {
+		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
+		}
+	}
+}
