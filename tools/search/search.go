@@ -568,6 +568,7 @@ func New(ts []*tools.Tool) *Index {
 	fams := familiesOf(valid)
 	var total [nFields]float64
 	tf := map[string]*[nFields]float32{}
+	direct := map[string]bool{}
 	for i, t := range valid {
 		d := doc{tool: t}
 		fam, action := fams[i].family, fams[i].action
@@ -591,7 +592,9 @@ func New(ts []*tools.Tool) *Index {
 			}
 			total[f] += float64(d.len[f])
 		}
-		direct := directTerms(summary + ". " + rest)
+		clear(direct)
+		directTerms(summary, direct)
+		directTerms(rest, direct)
 		for w, c := range tf {
 			if (c[fSummary] > 0 || c[fDesc] > 0) && c[fName] == 0 && !direct[w] {
 				d.ctx = append(d.ctx, w)
@@ -1946,36 +1949,57 @@ func (l *Live) Index() *Index {
 
 var prepositions = toSet(`from in into within on onto for to with by at under inside across between among via through over`)
 
-// directTerms returns the terms of text that it says at least once outside
-// a prepositional phrase: what its verbs act on ("Delete records from a
-// table": records, not table). A phrase runs from a preposition to the
-// next verb or the end of a clause; a parenthesis starts afresh ("an
+// directTerms adds to out the terms of text that it says at least once
+// outside a prepositional phrase: what its verbs act on ("Delete records
+// from a table": records, not table). A phrase runs from a preposition to
+// the next verb or the end of a clause; a parenthesis starts afresh ("an
 // engagement (Note or Task)").
-func directTerms(text string) map[string]bool {
-	out := map[string]bool{}
+func directTerms(text string, out map[string]bool) {
 	inPP := false
-	for _, f := range strings.Fields(capText(text, MaxFieldBytes)) {
-		if strings.ContainsAny(f[:1], "([{") {
-			inPP = false
+	var buf []byte
+	word := func() {
+		if len(buf) == 0 {
+			return
 		}
-		for _, w := range words(f) {
-			lw := strings.ToLower(w)
-			if prepositions[lw] {
-				inPP = true
-				continue
+		lw := string(buf)
+		buf = buf[:0]
+		if prepositions[lw] {
+			inPP = true
+			return
+		}
+		if stop[lw] {
+			return
+		}
+		ts := expand[lw]
+		if ts == nil {
+			t, ok := irregular[lw]
+			if !ok {
+				t = stem(lw)
 			}
-			for _, t := range Terms(lw) {
-				if verbs[t] {
-					inPP = false
-				}
-				if !inPP {
-					out[t] = true
-				}
+			if c, ok := canon[t]; ok {
+				t = c
+			}
+			ts = []string{t}
+		}
+		for _, t := range ts {
+			if verbs[t] {
+				inPP = false
+			}
+			if !inPP {
+				out[t] = true
 			}
 		}
-		if strings.ContainsAny(f, ".;:!?)]") {
+	}
+	for _, r := range capText(text, MaxFieldBytes) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			continue
+		}
+		word()
+		switch r {
+		case '.', ';', ':', '!', '?', ')', ']', '(', '[', '{', '\n':
 			inPP = false
 		}
 	}
-	return out
+	word()
 }
