@@ -720,6 +720,12 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		inQuery[w] = 1
 	}
 	for _, w := range terms {
+		// A word that begins a family's name and names no family itself is
+		// the family ("mongo" for mongodb, which descriptions write
+		// MongoDB, split as mongo db).
+		if fw := ix.familyPrefixed(w); fw != "" {
+			w = fw
+		}
 		g := group{terms: []string{w}, weight: []float64{1}, idf: []float64{idfOf(w)}, qw: 1}
 		if x, ok := qw[w]; ok && !ix.namesFamily(w) {
 			g.qw = x
@@ -824,11 +830,15 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		clear(gStr)
 		var gDocs []int32
 		for j, w := range g.terms {
+			// A family's name says which server, not which of its tools:
+			// only the family field counts it (a tool whose description
+			// repeats "MongoDB" is no better a MongoDB tool).
+			famOnly := ix.namesFamily(w)
 			for _, p := range ix.post[w] {
 				d := &ix.docs[p.doc]
 				var tfc, str float64
 				for f := 0; f < nFields; f++ {
-					if p.tf[f] > 0 {
+					if p.tf[f] > 0 && (!famOnly || f == fFamily) {
 						tfc += weights[f] * float64(p.tf[f]) / (1 - bNorm[f] + bNorm[f]*float64(d.len[f])/ix.avgLen[f])
 						str = max(str, strength[f])
 					}
@@ -2002,4 +2012,42 @@ func directTerms(text string, out map[string]bool) {
 		}
 	}
 	word()
+}
+
+// familyPrefixed returns the family word that w, a query word of at least
+// four letters that names no family, begins, if exactly one does and the
+// tools that use w are mostly that family's (mongo, which descriptions
+// write as MongoDB; not todo for todoist).
+func (ix *Index) familyPrefixed(w string) string {
+	if len(w) < 4 || ix.famDF[w] > 0 || !isASCII(w) {
+		return ""
+	}
+	found := ""
+	for _, v := range ix.vocab[w[0]] {
+		if len(v) > len(w) && strings.HasPrefix(v, w) && ix.namesFamily(v) {
+			if found != "" {
+				return ""
+			}
+			found = v
+		}
+	}
+	if found == "" || len(ix.post[w]) == 0 {
+		return found
+	}
+	fam := map[int32]bool{}
+	for _, p := range ix.post[found] {
+		if p.tf[fFamily] > 0 {
+			fam[p.doc] = true
+		}
+	}
+	in := 0
+	for _, p := range ix.post[w] {
+		if fam[p.doc] {
+			in++
+		}
+	}
+	if float64(in) < famShare*float64(len(ix.post[w])) {
+		return ""
+	}
+	return found
 }
