@@ -175,3 +175,13 @@ func TestGateKeepsRanking(t *testing.T) {
 		}
 	}
 }
+
+// TestPastIsState: a verb said only in the past tells what happened, not
+// what to do ("I already called the plumber — check that task off").
+func TestPastIsState(t *testing.T) {
+	ix := search.New(requestTools())
+	q := "I already deleted the old records, now list the bases of sheets."
+	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "sheets_list_bases" {
+		t.Errorf("Search(%q) = %v, want sheets_list_bases first", q, names(hits))
+	}
+}

@@ -1830,16 +1830,22 @@ var verbs = func() map[string]bool {
 // run, one of them alone is a query specific enough to answer ("refund").
 var specificVerbs = toSet(`shar invit archiv enroll dismiss restor refund subscrib unsubscrib pin star mute snooz transfer schedul assign reopen`)
 
-// gerundOnly returns the verbs that text says only in their -ing form.
+// gerundOnly returns the verbs that text says only in their -ing form or
+// in the past ("the pipeline that is running", "I already called the
+// plumber"): a state or what happened, not the action asked for.
 func gerundOnly(text string) map[string]bool {
 	var ing, other map[string]bool
 	for _, w := range words(text) {
 		w = strings.ToLower(w)
-		t := stem(w)
+		t, irr := irregular[w]
+		if !irr {
+			t = stem(w)
+		}
 		if !verbs[t] {
 			continue
 		}
-		if strings.HasSuffix(w, "ing") {
+		past := strings.HasSuffix(w, "ed") || irr && !strings.HasSuffix(w, "ing")
+		if strings.HasSuffix(w, "ing") || past {
 			if ing == nil {
 				ing = map[string]bool{}
 			}
