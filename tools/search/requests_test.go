@@ -44,6 +44,13 @@ func requestTools() []*tools.Tool {
 		{Name: "logs_get_lines", Description: "Get the last lines of a service's log.", Source: "logs"},
 		{Name: "tasks_create_task", Description: "Add a task to a list, with a due date.", Source: "tasks"},
 		{Name: "tasks_list_tasks", Description: "List the tasks due.", Source: "tasks"},
+		{Name: "tasks_count_tasks", Description: "Count the tasks of a project by state.", Source: "tasks"},
+		{Name: "code_delete_branch_protection", Description: "Remove the protection rule from a branch.", Source: "code"},
+		{Name: "code_create_branch", Description: "Create a branch from a commit.", Source: "code"},
+		{Name: "es_search", Description: "Perform a search with the provided query DSL.", Source: "es"},
+		{Name: "es_list_indices", Description: "List all available indices.", Source: "es"},
+		{Name: "es_get_mappings", Description: "Get field mappings for a specific index.", Source: "es"},
+		{Name: "es_get_shards", Description: "Get shard information for all or specific indices.", Source: "es"},
 	}
 }
 
@@ -183,5 +190,48 @@ func TestPastIsState(t *testing.T) {
 	q := "I already deleted the old records, now list the bases of sheets."
 	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "sheets_list_bases" {
 		t.Errorf("Search(%q) = %v, want sheets_list_bases first", q, names(hits))
+	}
+}
+
+// TestNameHead: a tool acts on its name's last word (delete_branch_protection
+// deletes protections, not branches), or on what its description says as
+// a verb's object ("Remove the protection rule from a branch").
+func TestNameHead(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{"delete the branch old-login in code", "Delete the stale branch feature/x from the code repo."} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
+		}
+	}
+	if hits, _ := ix.Search("remove the protection of branch main in code", 3, nil); !found(hits, "code_delete_branch_protection") {
+		t.Errorf("remove the protection of branch main: %v, want code_delete_branch_protection", names(hits))
+	}
+}
+
+// TestReadingNeedsNoObject: what a request reads may be a thing the
+// searching tool's description does not name ("search the index for
+// orders"); only actions that change something must meet their object.
+func TestReadingNeedsNoObject(t *testing.T) {
+	ix := search.New(requestTools())
+	q := "Search the 'orders-2025' es index for orders from customer 4412 with a total over 500, newest first."
+	if hits, _ := ix.Search(q, 3, nil); !found(hits, "es_search") {
+		t.Errorf("Search(%q) = %v, want es_search among the first three", q, names(hits))
+	}
+	// indices is the plural of index.
+	if got := search.Terms("indices"); !reflect.DeepEqual(got, []string{"index"}) {
+		t.Errorf("Terms(indices) = %q", got)
+	}
+	if hits, _ := ix.Search("delete es index", 3, nil); len(hits) != 0 {
+		t.Errorf("delete es index: %v, want nothing", names(hits))
+	}
+}
+
+// TestIndirectQuestion: "I need to know how many…" asks, as a question
+// does; its verbs (a project's name, "Mobile Launch") are not an action.
+func TestIndirectQuestion(t *testing.T) {
+	ix := search.New(requestTools())
+	q := "I need to know how many tasks are still open in the tasks project 4412 (Mobile Launch)."
+	if hits, _ := ix.Search(q, 3, nil); !found(hits, "tasks_count_tasks") {
+		t.Errorf("Search(%q) = %v, want tasks_count_tasks among the first three", q, names(hits))
 	}
 }

@@ -547,7 +547,8 @@ type doc struct {
 	tool *tools.Tool
 	len  [nFields]float32
 	name []string // distinct terms of the name's action words
-	ctx  []string // terms its summary and description say only after a preposition
+	ctx  []string // terms its summary and description say only as a modifier or after a preposition
+	head string   // the last term of the name's action words that is not a verb: what it acts on
 	verb []string // the verbs among name
 }
 
@@ -595,8 +596,13 @@ func New(ts []*tools.Tool) *Index {
 		clear(direct)
 		directTerms(summary, direct)
 		directTerms(rest, direct)
+		for _, w := range Terms(action) {
+			if !verbs[w] {
+				d.head = w
+			}
+		}
 		for w, c := range tf {
-			if (c[fSummary] > 0 || c[fDesc] > 0) && c[fName] == 0 && !direct[w] {
+			if (c[fSummary] > 0 || c[fDesc] > 0) && !direct[w] {
 				d.ctx = append(d.ctx, w)
 			}
 			ix.post[w] = append(ix.post[w], posting{doc: int32(len(ix.docs)), tf: *c})
@@ -988,7 +994,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if qVerb && !question && exact < 0 && !ix.actionMeetsObject(groups, action, keep) {
+	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, keep) {
 		return nil, 0
 	}
 	// The query fits when one of the gateWindow best-ranked tools fits it
@@ -1111,8 +1117,13 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 		for _, w := range g.terms {
 			for _, p := range ix.post[w] {
 				if says(p) && acting[p.doc] && (fam == nil || fam[p.doc]) && (keep == nil || keep(ix.docs[p.doc].tool)) {
-					if p.tf[fName] == 0 && slices.Contains(ix.docs[p.doc].ctx, w) {
-						continue // "delete records from a table" does not delete tables
+					// What a tool acts on is the last word of its name
+					// (delete_issue_type deletes types), or what its
+					// description says outside a prepositional phrase
+					// ("Delete records from a table" deletes no table).
+					d := &ix.docs[p.doc]
+					if !(p.tf[fName] > 0 && (d.head == w || d.head == "")) && (p.tf[fSummary] == 0 && p.tf[fDesc] == 0 || slices.Contains(d.ctx, w)) {
+						continue
 					}
 					return true
 				}
@@ -1659,7 +1670,7 @@ func toSet(s string) map[string]bool {
 var canon = map[string]string{
 	"repo": "repository", "kubernet": "k8s", "kube": "k8s", "dir": "directory",
 	"doc": "documentation", "img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
-	"info": "information", "config": "configuration", "env": "environment", "webpag": "pag",
+	"info": "information", "indic": "index", "config": "configuration", "env": "environment", "webpag": "pag",
 }
 
 // phrases are two-word verbs folded to one word, matched as whole words.
@@ -1729,7 +1740,7 @@ var synonymGroups = [][]string{
 	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "wipe", "discard"},
 	{"creat", "add", "new", "mak", "insert", "generat", "jot", "make"},
 	{"updat", "modify", "edit", "chang", "patch", "alter", "adjust", "tweak"},
-	{"writ", "sav", "stor", "overwrit"},
+	{"writ", "sav", "save", "stor", "store", "overwrit"},
 	{"send", "deliver", "dispatch", "post", "publish"},
 	{"run", "execut", "invok", "launch", "trigger", "start"},
 	{"start", "launch", "begin"},
@@ -1878,6 +1889,12 @@ func isQuestion(q string) bool {
 	if len(f) == 0 {
 		return false
 	}
+	l := " " + strings.ToLower(q) + " "
+	for _, p := range indirectQuestions {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
 	switch strings.Trim(f[0], ",.!?'") {
 	case "what", "what's", "whats", "which", "who", "whose", "when", "where", "why", "how", "is", "are", "does", "do", "did", "was", "were", "can", "has", "have":
 		return true
@@ -1965,13 +1982,14 @@ func (l *Live) Index() *Index {
 
 var prepositions = toSet(`from in into within on onto for to with by at under inside across between among via through over`)
 
-// directTerms adds to out the terms of text that it says at least once
-// outside a prepositional phrase: what its verbs act on ("Delete records
-// from a table": records, not table). A phrase runs from a preposition to
-// the next verb or the end of a clause; a parenthesis starts afresh ("an
-// engagement (Note or Task)").
+// directTerms adds to out the terms of text that it says at least once in
+// the object of a verb: the words after the verb up to a preposition, a
+// clause's end or a word that starts another clause ("Delete records from
+// a table": records, not table; "If the database does not exist, it is
+// created": not database). A parenthesis or a list goes on with the
+// object ("an engagement (Note or Task)", "an array of documents").
 func directTerms(text string, out map[string]bool) {
-	inPP := false
+	obj := false // in the object of a verb
 	var buf []byte
 	word := func() {
 		if len(buf) == 0 {
@@ -1979,8 +1997,8 @@ func directTerms(text string, out map[string]bool) {
 		}
 		lw := string(buf)
 		buf = buf[:0]
-		if prepositions[lw] {
-			inPP = true
+		if prepositions[lw] || clauseWords[lw] {
+			obj = false
 			return
 		}
 		if stop[lw] {
@@ -1999,9 +2017,12 @@ func directTerms(text string, out map[string]bool) {
 		}
 		for _, t := range ts {
 			if verbs[t] {
-				inPP = false
+				obj = true
+				return
 			}
-			if !inPP {
+		}
+		if obj {
+			for _, t := range ts {
 				out[t] = true
 			}
 		}
@@ -2013,12 +2034,16 @@ func directTerms(text string, out map[string]bool) {
 		}
 		word()
 		switch r {
-		case '.', ';', ':', '!', '?', ')', ']', '(', '[', '{', '\n':
-			inPP = false
+		case '.', ';', ':', '!', '?', '\n':
+			obj = false
 		}
 	}
 	word()
 }
+
+// clauseWords begin a clause or a phrase that is not the object of the
+// verb before them.
+var clauseWords = toSet(`that which who whose whom when where while if then as than so because unless until`)
 
 // familyPrefixed returns the family word that w, a query word of at least
 // four letters that names no family, begins, if exactly one does and the
@@ -2057,3 +2082,29 @@ func (ix *Index) familyPrefixed(w string) string {
 	}
 	return found
 }
+
+// readsOnly reports whether every verb of the query reads (get, list,
+// search, …).
+func readsOnly(groups []group, gerund map[string]bool) bool {
+	for _, g := range groups {
+		w := g.terms[0]
+		if verbs[w] && !gerund[w] && !readGroup[w] {
+			return false
+		}
+	}
+	return true
+}
+
+var readGroup = func() map[string]bool {
+	m := map[string]bool{}
+	for _, g := range synonymGroups[:3] {
+		for _, w := range g {
+			m[w] = true
+		}
+	}
+	return m
+}()
+
+// indirectQuestions say a request asks something ("I need to know how
+// many…", "tell me whether…").
+var indirectQuestions = []string{" how many ", " how much ", " whether ", " know if ", " know which ", " know what ", " know who ", " know when ", " know where ", " tell me if ", " tell me which ", " tell me what ", " tell me who ", " tell me when ", " tell me where ", " wondering "}
