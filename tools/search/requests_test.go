@@ -235,3 +235,17 @@ func TestIndirectQuestion(t *testing.T) {
 		t.Errorf("Search(%q) = %v, want tasks_count_tasks among the first three", q, names(hits))
 	}
 }
+
+// TestFamilyMustAct: a request for an action of a family none of whose
+// tools does that action is a near miss, whatever it acts on.
+func TestFamilyMustAct(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{"Delete the contact jane.doe@acme.com from crm.", "Send a newsletter to all crm contacts who came to the webinar."} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
+		}
+	}
+	if hits, _ := ix.Search("Add a note on the Acme contact in crm.", 3, nil); !found(hits, "crm_create_engagement") {
+		t.Errorf("add a note in crm: %v, want crm_create_engagement", names(hits))
+	}
+}

@@ -1094,9 +1094,6 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 			}
 		}
 	}
-	if !known {
-		return true
-	}
 	// says reports whether a posting's tool has its word in its name,
 	// summary or description.
 	says := func(p posting) bool { return p.tf[fName] > 0 || p.tf[fSummary] > 0 || p.tf[fDesc] > 0 }
@@ -1112,6 +1109,19 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 		for _, d := range ix.ops[w] {
 			acting[d] = true
 		}
+	}
+	if !known {
+		if fam != nil {
+			// Asked of a family, the action must be one of its tools'
+			// ("share my Google Calendar").
+			for d := range fam {
+				if acting[d] && (keep == nil || keep(ix.docs[d].tool)) {
+					return true
+				}
+			}
+			return false
+		}
+		return true
 	}
 	for _, g := range objs {
 		for _, w := range g.terms {
