@@ -122,6 +122,9 @@ func (ix *Index) stripNames(query string) string {
 		}
 		family := false
 		for _, f := range fs[i:j] {
+			if ix.famDF[stem(strings.ToLower(f))] > 0 { // CircleCI, whole
+				family = true
+			}
 			for _, t := range Terms(f) {
 				if ix.famDF[t] > 0 {
 					family = true

@@ -51,6 +51,12 @@ func requestTools() []*tools.Tool {
 		{Name: "es_list_indices", Description: "List all available indices.", Source: "es"},
 		{Name: "es_get_mappings", Description: "Get field mappings for a specific index.", Source: "es"},
 		{Name: "es_get_shards", Description: "Get shard information for all or specific indices.", Source: "es"},
+		{Name: "circleci_run_pipeline", Description: "Run a pipeline of a project.", Source: "circleci"},
+		{Name: "circleci_get_job_logs", Description: "Get the logs of a failed job.", Source: "circleci"},
+		{Name: "server_set_variable", Description: "Add or set an environment variable of the server.", Source: "server"},
+		{Name: "tasks_update_project", Description: "Update a project's name or color.", Source: "tasks"},
+		{Name: "tasks_update_task", Description: "Update a task's title or due date.", Source: "tasks"},
+		{Name: "sheets_list_comments", Description: "List the comments of a record.", Source: "sheets"},
 	}
 }
 
@@ -247,5 +253,43 @@ func TestFamilyMustAct(t *testing.T) {
 	}
 	if hits, _ := ix.Search("Add a note on the Acme contact in crm.", 3, nil); !found(hits, "crm_create_engagement") {
 		t.Errorf("add a note in crm: %v, want crm_create_engagement", names(hits))
+	}
+}
+
+// TestRequestsNearMisses: the action is what the request's main clause
+// says (not "so we can edit" after it), done to its verb's object (not the
+// record the comment is on), in the family it names however it is
+// written (CircleCI).
+func TestRequestsNearMisses(t *testing.T) {
+	ix := search.New(requestTools())
+	for _, q := range []string{
+		"Share my tasks project 'Home' with alex@example.com so we can both edit the tasks.",
+		"delete the comment on the sheets record rec42",
+	} {
+		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{"Rerun the pipeline of gh/acme/web in CircleCI.", "circleci_run_pipeline"},
+		{"Delete the records of the sheets table that have no owner.", "sheets_delete_records"},
+		{"Update the due date of my dentist task to Friday so that I can go to the game.", "tasks_update_task"},
+	} {
+		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
+		}
+	}
+}
+
+// TestCamelFamilyInAName: "the CircleCI project" names a family written in
+// camelCase, not a project called CircleCI; its words are not dropped as a
+// name's, so the family is the request's, and no CircleCI tool adds an
+// environment variable (the real catalog: another server's get_env would
+// answer).
+func TestCamelFamilyInAName(t *testing.T) {
+	ix := search.New(loadRealCatalog(t))
+	q := "Add an NPM_TOKEN environment variable to the CircleCI project gh/acme/web."
+	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 	}
 }

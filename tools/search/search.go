@@ -878,7 +878,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// ("which merge requests are open?"), reading.
 	action := map[string]bool{}
 	for _, g := range groups {
-		if verbs[g.terms[0]] && !gerund[g.terms[0]] {
+		if verbs[g.terms[0]] && !gerund[g.terms[0]] && g.qw >= 1 {
 			for _, t := range g.terms {
 				action[t] = true
 			}
@@ -994,7 +994,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, keep) {
+	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, keep, plain) {
 		return nil, 0
 	}
 	// The query fits when one of the gateWindow best-ranked tools fits it
@@ -1055,8 +1055,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 // object that some tool's name has (a word tools act on): there is
 // nothing to miss. Only the tools keep accepts count: a tool the caller
 // cannot call does not answer its request.
-func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep func(*tools.Tool) bool) bool {
+func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep func(*tools.Tool) bool, plain string) bool {
 	var objs []group
+	qObj := map[string]bool{}
+	directTerms(plain, qObj)
 	known := false
 	var fam map[int32]bool
 	for _, g := range groups {
@@ -1078,6 +1080,21 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 		objs = append(objs, g)
 		for _, t := range g.terms {
 			known = known || ix.named[t]
+		}
+	}
+	// What the request acts on is its verb's object when one is known
+	// ("delete the comment on the record": the comment).
+	{
+		var direct []group
+		named := false
+		for _, g := range objs {
+			if qObj[g.terms[0]] {
+				direct = append(direct, g)
+				named = named || slices.ContainsFunc(g.terms, func(t string) bool { return ix.named[t] })
+			}
+		}
+		if named {
+			objs = direct
 		}
 	}
 	if fam != nil && len(fam) <= smallFamily {
