@@ -57,6 +57,8 @@ func requestTools() []*tools.Tool {
 		{Name: "tasks_update_project", Description: "Update a project's name or color.", Source: "tasks"},
 		{Name: "tasks_update_task", Description: "Update a task's title or due date.", Source: "tasks"},
 		{Name: "sheets_list_comments", Description: "List the comments of a record.", Source: "sheets"},
+		{Name: "chat_send", Description: "Send a message to a specific channel.", Source: "chat"},
+		{Name: "chat_list_channels", Description: "List the channels of a server.", Source: "chat"},
 	}
 }
 
@@ -291,5 +293,16 @@ func TestCamelFamilyInAName(t *testing.T) {
 	q := "Add an NPM_TOKEN environment variable to the CircleCI project gh/acme/web."
 	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
 		t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
+	}
+}
+
+// TestObjectsInPhrases: a request whose objects are all in prepositional
+// phrases (what it posts is a quoted literal) meets a tool that names them
+// in one too ("in the #releases channel", "to a specific channel").
+func TestObjectsInPhrases(t *testing.T) {
+	ix := search.New(requestTools())
+	q := "Post 'Deploy finished, v2.3.1 is live' in the #releases channel (id 1122334455)."
+	if hits, _ := ix.Search(q, 3, nil); !found(hits, "chat_send") {
+		t.Errorf("Search(%q) = %v, want chat_send among the first three", q, names(hits))
 	}
 }

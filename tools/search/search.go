@@ -1059,6 +1059,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 	var objs []group
 	qObj := map[string]bool{}
 	directTerms(plain, qObj)
+	inPP := false // the request's objects are all in prepositional phrases
 	known := false
 	var fam map[int32]bool
 	for _, g := range groups {
@@ -1095,6 +1096,8 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 		}
 		if named {
 			objs = direct
+		} else if len(direct) == 0 {
+			inPP = true
 		}
 	}
 	if fam != nil && len(fam) <= smallFamily {
@@ -1149,7 +1152,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep 
 					// description says outside a prepositional phrase
 					// ("Delete records from a table" deletes no table).
 					d := &ix.docs[p.doc]
-					if !(p.tf[fName] > 0 && (d.head == w || d.head == "")) && (p.tf[fSummary] == 0 && p.tf[fDesc] == 0 || slices.Contains(d.ctx, w)) {
+					if !(p.tf[fName] > 0 && (d.head == w || d.head == "")) && (p.tf[fSummary] == 0 && p.tf[fDesc] == 0 || !inPP && slices.Contains(d.ctx, w)) {
 						continue
 					}
 					return true
@@ -1765,7 +1768,7 @@ var synonymGroups = [][]string{
 	{"list", "enumerat", "show", "brows"},
 	{"search", "find", "lookup", "query", "locat", "seek"},
 	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "wipe", "discard"},
-	{"creat", "add", "new", "mak", "insert", "generat", "jot", "make"},
+	{"creat", "add", "new", "mak", "insert", "generat", "jot", "make", "schedul"},
 	{"updat", "modify", "edit", "chang", "patch", "alter", "adjust", "tweak"},
 	{"writ", "sav", "save", "stor", "store", "overwrit"},
 	{"send", "deliver", "dispatch", "post", "publish"},
