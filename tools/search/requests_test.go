@@ -306,3 +306,26 @@ func TestObjectsInPhrases(t *testing.T) {
 		t.Errorf("Search(%q) = %v, want chat_send among the first three", q, names(hits))
 	}
 }
+
+// TestFamilyCommonWord: a family named by a common word (a memory server)
+// is not what a request means by that word in lower case ("how much
+// memory does the pod use"); written as a name, it is ("in Memory").
+func TestFamilyCommonWord(t *testing.T) {
+	ix := search.New([]*tools.Tool{
+		{Name: "memory_create_entities", Description: "Create entities in the knowledge graph.", Source: "memory"},
+		{Name: "memory_delete_entities", Description: "Delete entities from the knowledge graph.", Source: "memory"},
+		{Name: "memory_add_observations", Description: "Add observations to entities.", Source: "memory"},
+		{Name: "memory_read_graph", Description: "Read the whole knowledge graph.", Source: "memory"},
+		{Name: "memory_search_nodes", Description: "Search the nodes of the graph.", Source: "memory"},
+		{Name: "k8s_pods_top", Description: "List the CPU and memory usage of the pods of a namespace.", Source: "k8s"},
+		{Name: "k8s_pods_list", Description: "List the pods of a namespace.", Source: "k8s"},
+	})
+	q := "how much memory does the api pod use right now?"
+	if hits, _ := ix.Search(q, 3, nil); !found(hits, "k8s_pods_top") {
+		t.Errorf("Search(%q) = %v, want k8s_pods_top", q, names(hits))
+	}
+	q = "Search the nodes in Memory for anything about Alice."
+	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "memory_search_nodes" {
+		t.Errorf("Search(%q) = %v, want memory_search_nodes first", q, names(hits))
+	}
+}

@@ -960,6 +960,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	var fallback []Hit
 	{
 		inFam := map[int32]bool{}
+		var caps map[string]bool
+		only := false // the family is named for sure: not a common word said in passing
 		for _, g := range groups {
 			if ix.namesFamily(g.terms[0]) {
 				for _, p := range ix.post[g.terms[0]] {
@@ -967,11 +969,21 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 						inFam[p.doc] = true
 					}
 				}
+				if rel, arg := related(g.terms[0]); len(rel) == 0 && !arg {
+					only = true
+				} else {
+					if caps == nil {
+						caps = capitalized(query)
+					}
+					only = only || caps[g.terms[0]]
+				}
 			}
 		}
 		// A request that names a family asks for its tools: the others
-		// are not candidates ("… in Todoist").
-		if len(inFam) > 0 {
+		// are not candidates ("… in Todoist"). Unless the family's name is
+		// a common word said in lower case ("how much memory does the pod
+		// use" and a memory server).
+		if len(inFam) > 0 && only {
 			kept := all[:0]
 			for _, h := range all {
 				if inFam[int32(ix.byName[h.Tool.Name])] || h.Score >= 1e6 {
@@ -2138,3 +2150,21 @@ var readGroup = func() map[string]bool {
 // indirectQuestions say a request asks something ("I need to know how
 // many…", "tell me whether…").
 var indirectQuestions = []string{" how many ", " how much ", " whether ", " know if ", " know which ", " know what ", " know who ", " know when ", " know where ", " tell me if ", " tell me which ", " tell me what ", " tell me who ", " tell me when ", " tell me where ", " wondering "}
+
+// capitalized returns the terms of the words query writes capitalized
+// other than at the start of a sentence ("in Plane", "the Memory server").
+func capitalized(query string) map[string]bool {
+	out := map[string]bool{}
+	start := true
+	for _, f := range strings.Fields(query) {
+		w := strings.Trim(f, "\"'()[]{}.,;:!?")
+		if r, _ := utf8.DecodeRuneInString(w); !start && isUpper(r) {
+			for _, t := range Terms(w) {
+				out[t] = true
+			}
+			out[stem(strings.ToLower(w))] = true
+		}
+		start = strings.ContainsAny(f[len(f)-1:], ".!?")
+	}
+	return out
+}
