@@ -321,8 +321,8 @@ func TestFamilyCommonWord(t *testing.T) {
 		{Name: "k8s_pods_list", Description: "List the pods of a namespace.", Source: "k8s"},
 	})
 	q := "how much memory does the api pod use right now?"
-	if hits, _ := ix.Search(q, 3, nil); !found(hits, "k8s_pods_top") {
-		t.Errorf("Search(%q) = %v, want k8s_pods_top", q, names(hits))
+	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "k8s_pods_top" {
+		t.Errorf("Search(%q) = %v, want k8s_pods_top first", q, names(hits))
 	}
 	q = "Search the nodes in Memory for anything about Alice."
 	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "memory_search_nodes" {

@@ -820,6 +820,24 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		floor *= max(longFloor, 1-(1-longFloor)*(nw-shortQuery)/(longQuery-shortQuery))
 	}
 
+	// sureFamily reports whether w names a family for sure: a family's
+	// word that is no common English word, or one the query writes
+	// capitalized mid-sentence ("in Plane"; not "how much memory does the
+	// pod use" in a catalog with a memory server).
+	var caps map[string]bool
+	sureFamily := func(w string) bool {
+		if !ix.namesFamily(w) {
+			return false
+		}
+		if rel, arg := related(w); len(rel) == 0 && !arg {
+			return true
+		}
+		if caps == nil {
+			caps = capitalized(query)
+		}
+		return caps[w]
+	}
+
 	// Per document: the best score and coverage of each group.
 	nd := len(ix.docs)
 	score := make([]float64, nd)
@@ -839,7 +857,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			// A family's name says which server, not which of its tools:
 			// only the family field counts it (a tool whose description
 			// repeats "MongoDB" is no better a MongoDB tool).
-			famOnly := ix.namesFamily(w)
+			famOnly := sureFamily(w)
 			for _, p := range ix.post[w] {
 				d := &ix.docs[p.doc]
 				var tfc, str float64
@@ -960,7 +978,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	var fallback []Hit
 	{
 		inFam := map[int32]bool{}
-		var caps map[string]bool
 		only := false // the family is named for sure: not a common word said in passing
 		for _, g := range groups {
 			if ix.namesFamily(g.terms[0]) {
@@ -969,14 +986,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 						inFam[p.doc] = true
 					}
 				}
-				if rel, arg := related(g.terms[0]); len(rel) == 0 && !arg {
-					only = true
-				} else {
-					if caps == nil {
-						caps = capitalized(query)
-					}
-					only = only || caps[g.terms[0]]
-				}
+				only = only || sureFamily(g.terms[0])
 			}
 		}
 		// A request that names a family asks for its tools: the others
