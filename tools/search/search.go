@@ -28,7 +28,10 @@
 // arguments, not what the tool does — and of the catalog's words in the
 // capitalized name it gives a folder, a project, a table… after a
 // determiner ("my Downloads folder" is not about downloads), unless the
-// name is a family's ("the GitLab project").
+// name is a family's ("the GitLab project", "the CircleCI project"). What
+// kind of literal it was stays, as a word at synonym weight: a URL or a
+// host says url, a path or a file name says file — what the tool takes
+// ("grab the text of https://…", "the last 50 lines of /var/log/…").
 //
 // Text is cut into words at spaces, punctuation, snake_case and camelCase,
 // lower-cased, stripped of English stop words (with contractions' tails
@@ -39,7 +42,9 @@
 // k8s ↔ kubernetes, mkdir → create directory, cmd → command); a few
 // two-word verbs fold to one (log in → signin, set up → create, kick off →
 // start, look for → search, file a bug → create bug,
-// open an issue → create issue but not open a file), matched as whole
+// open an issue → create issue but not open a file, remind me → create a
+// reminder, log the call → create call, start a new → create, pull not
+// followed by request → get), matched as whole
 // words; two adjacent query words also match their compound (on call →
 // oncall); a query word the index lacks also matches index words one typo
 // away (qeury → query, indx → index) and a family name it begins (mongo →
@@ -75,11 +80,18 @@
 // to write or the reason ("… saying the fix is deployed", "… because …",
 // "… so that …") weighs 0.4; a verb said only as a participle ("the
 // pipeline that is running") weighs as context and is not the query's
-// action. A word naming a family (one most of whose users have it in
-// their family: "GitLab", "Postgres") weighs fully wherever it stands.
-// (Ranking the other families' tools lower as well changed nothing on
-// either query set, and a family named by a common word — a memory
-// server, and "how much memory does the pod use" — would have suffered.)
+// action; nor is a verb said only in the past ("I already called the
+// plumber").
+//
+// A request that names a family ("… in Todoist", "the GitLab project") is
+// answered with that family's tools only, and the family's word counts in
+// the family field alone (a tool whose description repeats "MongoDB" is no
+// better a MongoDB tool); a word that begins a family's name and is mostly
+// its tools' stands for it (mongo → mongodb). Not when the family's word is
+// a common English word the request writes in lower case ("how much memory
+// does the pod use" in a catalog with a memory server): then it weighs as
+// any word. "I need to know how many …", "tell me whether …" ask, as a
+// question does.
 //
 // A verb that changes a thing's state or a field (close, reopen, assign,
 // rename, move, set, mark, lock, pin, enable, …) also means update, as a
@@ -102,9 +114,13 @@
 // says. A tool that meets none of the query's words but its verbs (or
 // their synonyms) in its name, family or summary does what the query asks to something the query
 // does not say ("delete my Spotify playlist" and a database's
-// delete_many): its confidence counts 0.8. A tool under MinConfidence,
-// or scoring under a third of the best
-// tool, is dropped; a query of common words only ("get the list of
+// delete_many): its confidence counts 0.8. A query finds nothing unless
+// one of its five best-ranked tools reaches MinConfidence; then the
+// ranking stands, whatever each hit's own confidence (a floor on each hit
+// dropped the right tool ranked first when a word no tool says — a place,
+// a kind of shop — lowered its confidence, and kept a worse tool that fit
+// another word better), and tools scoring under a third of the best are
+// dropped; a query of common words only ("get the list of
 // names") must say most of a tool's name, and one that many tools fit
 // about equally finds nothing. So "nothing fits" is an answer: an empty
 // list rather than five tools that share one word with the query. A query
@@ -134,7 +150,26 @@
 // search answers nothing: the tools that do the action to something else
 // (delete_records) and those that do something else to the thing
 // (list_bases) are near misses, and the catalog lacks what was asked. A
-// question is not held to this (it reads), nor a query naming a tool.
+// question is not held to this (it reads), nor a query naming a tool,
+// nor one whose verbs only read (get, list, search…: what it searches may
+// be an argument, "search the index for orders").
+//
+// What counts as meeting: a tool acts on the last word of its name that is
+// not a verb (delete_issue_type deletes types, not issues), and on what its
+// summary or description says as a verb's object — the words after a verb
+// up to a preposition or a clause's start, not a clause's subject or what
+// a preposition brings in ("Delete records from a table" deletes no
+// table). On the request's side, when the words after its verb name
+// something tools name, those words are the object ("delete the comment on
+// the record": a comment); when all its objects are in prepositional
+// phrases (what it posts is a literal: "post 'v2 is live' in the #releases
+// channel"), a tool that names them in one meets them. The action is what
+// the request's main clause says: a verb of a clause saying why ("so we
+// can both edit it") is none. A request naming a family whose tools name
+// none of its objects must still find its action among that family's
+// tools ("delete the contact from HubSpot", where no HubSpot tool
+// deletes); a family of at most three tools does one thing, and an object
+// none of its tools names is an argument ("run a SELECT on Postgres").
 //
 // A request of at most eight words that names, capitalized after a
 // determiner, something the catalog does not know ("create a Jira
@@ -392,6 +427,47 @@
 // tell a family's tools apart no better than their shared words do ("who
 // wrote these lines" is as near to members as to blame).
 //
+// An eighth round (2026-12-02) brought a second real catalog and tried
+// again what the earlier rounds left: testdata/realcatalog2, 213 tools of
+// nine other npm servers (Plane, Grafana, Asana, Mapbox, Discord, Google
+// Calendar, Browserbase, Jira, Elasticsearch), with query sets written
+// blind by other people from the servers' files alone (TestRealCatalog2).
+// Kept, each measured on all ten sets of the first catalog: a named
+// family's tools only; literals' kinds; the query-level gate; the
+// direct-object and name-head reading of actionMeetsObject; reading
+// without an object; a family's word in the family field only; past verbs
+// as state; phrases (remind me, log the call, pull, start a new);
+// indirect questions; a small family's objects (see above). Over the ten
+// seen sets (1,447 queries), top 3 model / requests / no-match empty:
+// 86.0 / 64.3 / 73.0 → 87.6 / 72.8 / 82.7 — optimistic, those sets were
+// looked at. The honest figures are four sets first run after the round
+// (blind11 and blind12 on the first catalog, blindc2b and blindc2c on the
+// second; 170 model-style, 250 requests, 160 no-match): 88.8 / 73.6 / 48.1
+// with the ranking before the round, 89.4 / 78.0 / 60.6 after it. Tried
+// and dropped in the round: a learned gate (logistic regression on the
+// ranking's features, cross-validated by leaving a set out: at equal
+// no-match precision, +1 model-style query and +1–2 requests in a hundred,
+// not worth its opacity); multi-word capitalized names as arguments (+3
+// requests, −4 no-match); an imperative's unknown first verb as a near
+// miss (kills "ado …", "thumbs up …" model queries and colloquial verbs);
+// the head of a noun phrase only as the object ("EC2" in "a running EC2
+// instance" is what "stop an EC2 VM" names); mark as a verb (+5 on the
+// second catalog, −7 on the first); a service named after in/on ("in
+// Slack") as a near miss (−1, no gain on the sets then seen).
+//
+// A ninth round, on the misses of those four sets: the action from the
+// main clause only; the verb's object as the request's object; objects
+// said only in phrases meet a tool's phrases; a camelCase family kept in a
+// name (the CircleCI project); schedule as create; a family named by a
+// common word in lower case not excluding the rest. Honest figures: blind13
+// (first catalog) and blindc2d (second), written before the round and
+// first run after it (80 model-style, 120 requests, 80 no-match): before
+// the eighth round 72 / 81 / 39, after it 74 / 88 / 50, after the ninth 74
+// / 90 / 54 — 92.5% / 75.0% / 67.5%. (The last change, measured after
+// that, costs blindc2d one model-style query: a lower-case "plane" no
+// longer excludes the other families.) The issue's 90% for whole requests
+// and 70% no-match are still not met on queries the ranking has not seen.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
@@ -414,7 +490,11 @@
 // 3–5), mostly a binary search of the table per query word the catalog
 // lacks, about 0.6 µs each. The sixth round's action-meets-object rule
 // changes neither within noise (three interleaved runs at load 1.8: a
-// search 0.23 against 0.23 ms, a build of 500 tools 69 against 64 ms). An Index is built once
+// search 0.23 against 0.23 ms, a build of 500 tools 69 against 64 ms).
+// The eighth and ninth rounds keep a search where it was (medians of four
+// interleaved runs at load 1.0–1.3: 0.20 against 0.20 ms) and cost the
+// build about 16 ms (70 against 53 ms): each tool's summary and
+// description are read once more for their verbs' objects. An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
