@@ -746,9 +746,10 @@ type group struct {
 	qw     float64 // the weight of the word's sentence (see queryTerms)
 }
 
-// Search returns the tools that match query above the confidence floor,
-// best first, at most limit of them (all if limit ≤ 0), and how many
-// matched in all. keep, if not nil, restricts the search to the tools it
+// Search returns the tools that match query, best first, at most limit of
+// them (all if limit ≤ 0), and how many matched in all; nothing unless one
+// of the best-ranked tools fits the query above the confidence floor (see
+// the package doc: a hit's own confidence may then be lower). keep, if not nil, restricts the search to the tools it
 // accepts (the ones the caller may call, say); the others are neither
 // returned nor counted. A query naming a tool exactly ranks that tool
 // first.
