@@ -627,7 +627,7 @@ type doc struct {
 	tool *tools.Tool
 	len  [nFields]float32
 	name []string // distinct terms of the name's action words
-	ctx  []string // terms its summary and description say only as a modifier or after a preposition
+	ctx  []string // terms its summary and description say only outside a verb's object (see directTerms)
 	head string   // the last term of the name's action words that is not a verb: what it acts on
 	verb []string // the verbs among name
 }
