@@ -151,6 +151,7 @@ func TestRequestPhrases(t *testing.T) {
 		{"Remind me to renew the car insurance next Friday.", "tasks_create_task"},
 		{"Log the call I just had with Acme in crm: they want a quote.", "crm_create_engagement"},
 		{"Pull the list of deals from the crm", "crm_list_deals"},
+		{"nuke the old records of the sheets table", "sheets_delete_records"},
 	} {
 		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, names(hits), c.want)

@@ -1870,7 +1870,7 @@ var synonymGroups = [][]string{
 	{"get", "fetch", "retriev", "read", "obtain", "view", "show", "display", "load", "see", "check", "inspect", "grab", "dump"},
 	{"list", "enumerat", "show", "brows"},
 	{"search", "find", "lookup", "query", "locat", "seek"},
-	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "wipe", "discard"},
+	{"delet", "remov", "eras", "destroy", "purg", "drop", "trash", "wip", "wipe", "discard", "nuke", "scrap", "ditch"},
 	{"creat", "add", "new", "mak", "insert", "generat", "jot", "make", "schedul"},
 	{"updat", "modify", "edit", "chang", "patch", "alter", "adjust", "tweak"},
 	{"writ", "sav", "save", "stor", "store", "overwrit"},
