@@ -339,10 +339,7 @@ func real500(b *testing.B) []*tools.Tool {
 // 36/40, 29/50, 28/40; blind6 36/45, 35/60, 25/40; blind7 40/50, 44/60,
 // 27/40.
 func TestRealCatalogBlind(t *testing.T) {
-	for _, set := range []struct {
-		file                    string
-		model, request, noMatch float64
-	}{
+	measureSets(t, loadRealCatalog(t), "testdata/realcatalog", []blindSet{
 		{"blind3.json", 0.85, 0.72, 0.88},
 		{"blind4.json", 0.92, 0.62, 0.82},
 		{"blind5.json", 0.90, 0.74, 0.78},
@@ -355,9 +352,21 @@ func TestRealCatalogBlind(t *testing.T) {
 		{"blind12.json", 0.95, 0.80, 0.58},
 		{"blind13.json", 0.97, 0.66, 0.72},
 		{"blind14.json", 0.94, 0.75, 0.66},
-	} {
+	})
+}
+
+// blindSet is a query file and the least top-3 rates (and share of empty
+// no-match answers) it must keep.
+type blindSet struct {
+	file                    string
+	model, request, noMatch float64
+}
+
+// measureSets measures each set of dir on the catalog ts, as a subtest.
+func measureSets(t *testing.T, ts []*tools.Tool, dir string, sets []blindSet) {
+	for _, set := range sets {
 		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
-			measureReal(t, loadQueryFile(t, set.file), set.model, set.request, set.noMatch)
+			measureCatalog(t, ts, loadQueryFile(t, dir+"/"+set.file), set.model, set.request, set.noMatch)
 		})
 	}
 }
@@ -379,19 +388,11 @@ func TestRealCatalogBlind(t *testing.T) {
 // first run on the final ranking: 33/40, 40/60, 29/40 (before the eighth:
 // 33/40, 39/60, 21/40). Thresholds a little under, as guards.
 func TestRealCatalog2(t *testing.T) {
-	ts := loadCatalogDir(t, "testdata/realcatalog2")
-	for _, set := range []struct {
-		file                    string
-		model, request, noMatch float64
-	}{
+	measureSets(t, loadCatalogDir(t, "testdata/realcatalog2"), "testdata/realcatalog2", []blindSet{
 		{"blindc2.json", 0.88, 0.78, 0.52},
 		{"blindc2b.json", 0.78, 0.70, 0.58},
 		{"blindc2c.json", 0.84, 0.75, 0.64},
 		{"blindc2d.json", 0.82, 0.80, 0.58},
 		{"blindc2e.json", 0.82, 0.65, 0.70},
-	} {
-		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
-			measureCatalog(t, ts, loadQueryFile(t, "testdata/realcatalog2/"+set.file), set.model, set.request, set.noMatch)
-		})
-	}
+	})
 }
