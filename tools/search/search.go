@@ -1623,27 +1623,37 @@ func Terms(text string) []string {
 				continue
 			}
 		}
-		if stop[w] {
-			continue
-		}
-		if exp, ok := expand[w]; ok {
+		if t, exp := wordTerm(w); exp != nil {
 			out = append(out, exp...)
-			continue
+		} else if t != "" {
+			out = append(out, t)
 		}
-		if v, ok := irregular[w]; ok {
-			w = v // wrote → write
-		} else {
-			w = stem(w)
-		}
-		if c, ok := canon[w]; ok {
-			w = c
-		}
-		if len(w) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') {
-			continue
-		}
-		out = append(out, w)
 	}
 	return out
+}
+
+// wordTerm returns the index form of w, a lower-cased word: its expansion
+// (pr → pull request) as exp, or its stem as t (wrote → write, repo →
+// repository); nothing for a stop word or a single letter.
+func wordTerm(w string) (t string, exp []string) {
+	if stop[w] {
+		return "", nil
+	}
+	if exp, ok := expand[w]; ok {
+		return "", exp
+	}
+	if v, ok := irregular[w]; ok {
+		w = v
+	} else {
+		w = stem(w)
+	}
+	if c, ok := canon[w]; ok {
+		w = c
+	}
+	if len(w) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') {
+		return "", nil
+	}
+	return w, nil
 }
 
 // words splits text at non-alphanumerics and camelCase boundaries
@@ -2140,19 +2150,14 @@ func directTerms(text string, out map[string]bool) {
 			obj = false
 			return
 		}
-		if stop[lw] {
+		t, ts := wordTerm(lw)
+		if t != "" {
+			if verbs[t] {
+				obj = true
+			} else if obj {
+				out[t] = true
+			}
 			return
-		}
-		ts := expand[lw]
-		if ts == nil {
-			t, ok := irregular[lw]
-			if !ok {
-				t = stem(lw)
-			}
-			if c, ok := canon[t]; ok {
-				t = c
-			}
-			ts = []string{t}
 		}
 		for _, t := range ts {
 			if verbs[t] {
