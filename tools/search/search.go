@@ -619,14 +619,15 @@ const (
 // Index is an immutable BM25F index of a set of tools. It is safe for
 // concurrent use.
 type Index struct {
-	docs   []doc
-	post   map[string][]posting
-	vocab  map[byte][]string // the terms, by first byte: for typos
-	avgLen [nFields]float64
-	byName map[string]int
-	famDF  map[string]int     // a family word's number of tools with it in their family
-	named  map[string]bool    // the words of tools' names other than verbs: what tools act on
-	ops    map[string][]int32 // a term of a top-level argument's enum values (an "action": create, update…) → its tools
+	docs     []doc
+	post     map[string][]posting
+	vocab    map[byte][]string // the terms, by first byte: for typos
+	avgLen   [nFields]float64
+	byName   map[string]int
+	famDF    map[string]int     // a family word's number of tools with it in their family
+	families []string           // the words that name a family (see namesFamily)
+	named    map[string]bool    // the words of tools' names other than verbs: what tools act on
+	ops      map[string][]int32 // a term of a top-level argument's enum values (an "action": create, update…) → its tools
 }
 
 type doc struct {
@@ -720,6 +721,12 @@ func New(ts []*tools.Tool) *Index {
 		}
 		ix.vocab[w[0]] = append(ix.vocab[w[0]], w)
 	}
+	for w := range ix.famDF {
+		if ix.namesFamily(w) {
+			ix.families = append(ix.families, w)
+		}
+	}
+	sort.Strings(ix.families)
 	for f := range total {
 		if len(ix.docs) > 0 {
 			ix.avgLen[f] = total[f] / float64(len(ix.docs))
@@ -2198,8 +2205,8 @@ func (ix *Index) familyPrefixed(w string) string {
 		return ""
 	}
 	found := ""
-	for _, v := range ix.vocab[w[0]] {
-		if len(v) > len(w) && strings.HasPrefix(v, w) && ix.namesFamily(v) {
+	for _, v := range ix.families {
+		if len(v) > len(w) && strings.HasPrefix(v, w) {
 			if found != "" {
 				return ""
 			}
