@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,8 +15,9 @@ import (
 // as query words no tool uses. Quoted strings are kept when fewer than two
 // words would remain outside them (a model may quote what it looks for:
 // "create issue" in gitlab); when nothing with letters would remain,
-// query is returned unchanged.
-func stripLiterals(query string) string {
+// query is returned unchanged. It also returns the kinds of the literals it
+// strips (see literalKind).
+func stripLiterals(query string) (string, []string) {
 	var b strings.Builder
 	rs := []rune(query)
 	for i := 0; i < len(rs); i++ {
@@ -35,16 +37,19 @@ func stripLiterals(query string) string {
 	}
 	fs := strings.Fields(text)
 	out := fs[:0]
+	var kinds []string
 	for _, f := range fs {
 		if !isLiteral(strings.TrimRight(f, ".,;:!?)")) {
 			out = append(out, f)
+		} else if k := literalKind(f); k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
 		}
 	}
 	s := strings.Join(out, " ")
 	if !strings.ContainsFunc(s, unicode.IsLetter) {
-		return query
+		return query, kinds
 	}
-	return s
+	return s, kinds
 }
 
 func closingQuote(r rune) rune {
@@ -160,43 +165,31 @@ func startsUpper(s string) bool {
 
 var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz me tv sh so xyz cloud tech site`)
 
-// literalKinds returns the kinds of the literal values query names, as
-// terms: "url" for a URL or a host, "email" for an e-mail address, "file"
-// for a path or a file name.
-func literalKinds(query string) []string {
-	var out []string
-	add := func(k string) {
-		if !contains(out, k) {
-			out = append(out, k)
-		}
+// literalKind returns the kind of a literal query token, as a term: "url"
+// for a URL or a host (docs.example.com/pricing), "file" for a path or a
+// file name, "" for others (a number, an e-mail address: whom a call is
+// about, not what the tool takes).
+func literalKind(f string) string {
+	f = strings.TrimRight(strings.Trim(f, "()<>[]\"'`,;:!?"), ".")
+	switch {
+	case f == "" || strings.IndexByte(f, '@') > 0:
+		return ""
+	case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
+		return "url"
+	case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
+		return "file"
 	}
-	for _, f := range strings.Fields(query) {
-		f = strings.Trim(f, "()<>[]\"'`,;:!?")
-		f = strings.TrimRight(f, ".")
-		if f == "" || !isLiteral(f) {
-			continue
-		}
-		switch {
-		case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
-			add("url")
-		case strings.IndexByte(f, '@') > 0:
-			// an address is whom a call is about (a contact), not what the
-			// tool does
-		case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
-			add("file")
-		default:
-			host := f
-			if i := strings.IndexByte(f, '/'); i > 0 {
-				host = f[:i]
-			}
-			if i := strings.LastIndexByte(host, '.'); i > 0 && tlds[strings.ToLower(host[i+1:])] && !strings.Contains(f[len(host):], ".") {
-				add("url")
-			} else if i := strings.LastIndexByte(f, '.'); i > 0 && isExtension(f[i+1:]) {
-				add("file")
-			}
-		}
+	host := f
+	if i := strings.IndexByte(f, '/'); i > 0 {
+		host = f[:i]
 	}
-	return out
+	if i := strings.LastIndexByte(host, '.'); i > 0 && tlds[strings.ToLower(host[i+1:])] && !strings.Contains(f[len(host):], ".") {
+		return "url"
+	}
+	if i := strings.LastIndexByte(f, '.'); i > 0 && isExtension(f[i+1:]) {
+		return "file"
+	}
+	return ""
 }
 
 // isExtension reports whether s looks like a file name's extension: one

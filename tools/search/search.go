@@ -776,7 +776,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	plain := ix.joinCamel(ix.stripNames(stripLiterals(query)))
+	stripped, kinds := stripLiterals(query)
+	plain := ix.joinCamel(ix.stripNames(stripped))
 	terms, qw := queryTerms(plain)
 	// "How many …" asks for a count, which a tool may do.
 	if strings.Contains(strings.ToLower(plain), "how many") && !slices.Contains(terms, "count") {
@@ -788,7 +789,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	}
 	// A literal's kind says what the tool takes: a URL a page, a path a
 	// file ("grab the text of https://…", "last 50 lines of /var/log/…").
-	for _, k := range literalKinds(query) {
+	for _, k := range kinds {
 		if !slices.Contains(terms, k) {
 			terms = append(terms, k)
 			if qw == nil {
