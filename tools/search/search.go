@@ -779,24 +779,25 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	stripped, kinds := stripLiterals(query)
 	plain := ix.joinCamel(ix.stripNames(stripped))
 	terms, qw := queryTerms(plain)
-	// "How many …" asks for a count, which a tool may do.
-	if strings.Contains(strings.ToLower(plain), "how many") && !slices.Contains(terms, "count") {
-		terms = append(terms, "count")
-		if qw == nil {
-			qw = map[string]float64{}
+	// hint adds a term the query implies but does not say, at synonym
+	// weight.
+	hint := func(t string) {
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
+			if qw == nil {
+				qw = map[string]float64{}
+			}
+			qw[t] = synonymWeight
 		}
-		qw["count"] = synonymWeight
+	}
+	// "How many …" asks for a count, which a tool may do.
+	if strings.Contains(strings.ToLower(plain), "how many") {
+		hint("count")
 	}
 	// A literal's kind says what the tool takes: a URL a page, a path a
 	// file ("grab the text of https://…", "last 50 lines of /var/log/…").
 	for _, k := range kinds {
-		if !slices.Contains(terms, k) {
-			terms = append(terms, k)
-			if qw == nil {
-				qw = map[string]float64{}
-			}
-			qw[k] = synonymWeight
-		}
+		hint(k)
 	}
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
