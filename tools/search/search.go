@@ -1071,12 +1071,16 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// the request asks, of the service it names. (Any tool of the family
 	// answered four more no-match requests for two more whole requests;
 	// this one cost none.)
+	// The tools of the families the query names, if it names one.
+	var inFam map[int32]bool
 	var fallback []Hit
 	{
-		inFam := map[int32]bool{}
 		only := false // the family is named for sure: not a common word said in passing
 		for _, g := range groups {
 			if ix.namesFamily(g.terms[0]) {
+				if inFam == nil {
+					inFam = map[int32]bool{}
+				}
 				for _, p := range ix.post[g.terms[0]] {
 					if p.tf[fFamily] > 0 {
 						inFam[p.doc] = true
@@ -1112,7 +1116,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, keep, plain) {
+	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, inFam, keep, plain) {
 		return nil, 0
 	}
 	// The query fits when one of the gateWindow best-ranked tools fits it
@@ -1168,32 +1172,26 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 // actionMeetsObject reports whether some tool meets both the query's
 // action (a verb it says, or a synonym) and one of its objects (a word it
 // says in full weight that is neither a verb nor a family's name, or a
-// synonym) in its name, summary or description, among the tools of the
-// family the query names if it names one. It is true of a query with no
-// object that some tool's name has (a word tools act on): there is
-// nothing to miss. Only the tools keep accepts count: a tool the caller
-// cannot call does not answer its request.
-func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, keep func(*tools.Tool) bool, plain string) bool {
+// synonym): the object as its name's last word or as a verb's object in its
+// summary or description (see directTerms), the action in its name,
+// summary, description or an argument's enum; among fam, the tools of the
+// families the query names, if it names one (plain is the query as
+// searched). The query's objects are the words after its verb when they
+// name something tools name; when all are in prepositional phrases, a
+// tool's phrases meet them. A query with no object that some tool's name
+// has (of fam's, for a family of at most smallFamily tools) misses nothing
+// — unless it names a family none of whose tools does the action. Only the
+// tools keep accepts count: a tool the caller cannot call does not answer
+// its request.
+func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam map[int32]bool, keep func(*tools.Tool) bool, plain string) bool {
 	var objs []group
 	qObj := map[string]bool{}
 	directTerms(plain, qObj)
 	inPP := false // the request's objects are all in prepositional phrases
 	known := false
-	var fam map[int32]bool
 	for _, g := range groups {
 		w := g.terms[0]
-		if ix.namesFamily(w) {
-			if fam == nil {
-				fam = map[int32]bool{}
-			}
-			for _, p := range ix.post[w] {
-				if p.tf[fFamily] > 0 {
-					fam[p.doc] = true
-				}
-			}
-			continue
-		}
-		if verbs[w] || g.qw < 1 {
+		if verbs[w] || g.qw < 1 || ix.namesFamily(w) {
 			continue
 		}
 		objs = append(objs, g)
