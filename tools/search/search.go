@@ -677,17 +677,15 @@ func New(ts []*tools.Tool) *Index {
 				}
 				c[f]++
 				d.len[f]++
+				if f == fName && !verbs[w] {
+					d.head = w // the last one the name says
+				}
 			}
 			total[f] += float64(d.len[f])
 		}
 		clear(direct)
 		directTerms(summary, direct)
 		directTerms(rest, direct)
-		for _, w := range Terms(action) {
-			if !verbs[w] {
-				d.head = w
-			}
-		}
 		for w, c := range tf {
 			if (c[fSummary] > 0 || c[fDesc] > 0) && !direct[w] {
 				d.ctx = append(d.ctx, w)
