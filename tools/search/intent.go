@@ -160,8 +160,16 @@ var argClause = toSet(`saying says stating because so+that so+i so+we so+it so+t
 
 func hasArgClause(s string) bool { _, tail := splitArgClause(s); return tail != "" }
 
-// splitArgClause cuts s before the first word of argClause.
+// splitArgClause cuts s before the first word of argClause, or after a
+// colon that opens a list ("… in Asana: book venue, send invites").
 func splitArgClause(s string) (head, tail string) {
+	if i := strings.Index(s, ": "); i > 0 && strings.Contains(s[i:], ", ") && len(wordSpans(s[:i])) >= 3 {
+		s, tail = s[:i], s[i+1:]
+		if h, t := splitArgClause(s); t != "" {
+			return h, t + tail
+		}
+		return s, tail
+	}
 	spans := wordSpans(s)
 	ws := lowerWords(s)
 	for i, w := range ws {

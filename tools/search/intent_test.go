@@ -21,9 +21,9 @@ func TestTermsRequests(t *testing.T) {
 		// its objects creates it; the same verb elsewhere keeps its sense.
 		"log a bug":             {"creat", "bug"},
 		"log a message":         {"log", "messag"},
-		"drop a comment":        {"comment"},
+		"drop a comment":        {"creat", "comment"},
 		"drop the table":        {"drop", "tabl"},
-		"leave a review":        {"review"},
+		"leave a review":        {"creat", "review"},
 		"write up a bug":        {"creat", "bug"},
 		"get rid of the branch": {"delet", "branch"},
 		"tick it off my list":   {"complet", "list"},

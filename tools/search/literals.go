@@ -97,6 +97,10 @@ func isLiteral(f string) bool {
 	if i := strings.LastIndexByte(f, '.'); i > 0 && i < len(f)-1 && isWordRune(rune(f[i-1])) && isWordRune(rune(f[i+1])) && len(f)-i-1 >= 2 {
 		return true
 	}
+	// An assignment (verified=true, status=open).
+	if i := strings.IndexByte(f, '='); i > 0 && i < len(f)-1 {
+		return true
+	}
 	// A path of three or more parts (src/lib/x), not an either-or (lat/long).
 	return strings.Count(f, "/") >= 2
 }
@@ -172,7 +176,7 @@ var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz m
 func literalKind(f string) string {
 	f = strings.TrimRight(strings.Trim(f, "()<>[]\"'`,;:!?"), ".")
 	switch {
-	case f == "" || strings.IndexByte(f, '@') > 0:
+	case f == "" || strings.IndexByte(f, '@') >= 0: // an address or its domain (@acme.io)
 		return ""
 	case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
 		return "url"
