@@ -155,8 +155,9 @@ func isContext(s string) bool {
 
 // argClause are the words that open a clause carrying the text to write
 // or the reason, not the action: "… saying the fix is deployed", "…
-// because it broke the build", "… so that we can both edit it".
-var argClause = toSet(`saying says stating because so+that so+i so+we so+it so+they so+you so+the`)
+// because it broke the build", "… so that we can both edit it", "… so
+// GitHub can post there" (not "… so please make it the default").
+var argClause = toSet(`saying says stating because so`)
 
 func hasArgClause(s string) bool { _, tail := splitArgClause(s); return tail != "" }
 
@@ -173,7 +174,7 @@ func splitArgClause(s string) (head, tail string) {
 	spans := wordSpans(s)
 	ws := lowerWords(s)
 	for i, w := range ws {
-		if argClause[w] || i+1 < len(ws) && argClause[w+"+"+ws[i+1]] {
+		if argClause[w] && !(w == "so" && i+1 < len(ws) && asking[ws[i+1]]) || i+1 < len(ws) && argClause[w+"+"+ws[i+1]] {
 			if j := spans[i][0]; j > 0 {
 				return s[:j], s[j:]
 			}

@@ -175,3 +175,72 @@ func TestRealRequestsInOtherWords(t *testing.T) {
 		}
 	}
 }
+
+// payTools are a payments service, a chat with webhooks and a task list
+// whose projects can be deleted but not archived.
+func payTools() []*tools.Tool {
+	return []*tools.Tool{
+		{Name: "pay_create_invoice", Description: "This tool will create an invoice for a customer.", Source: "pay"},
+		{Name: "pay_create_refund", Description: "This tool will refund a payment intent.", Source: "pay"},
+		{Name: "pay_create_customer", Description: "This tool will create a customer.", Source: "pay"},
+		{Name: "pay_list_customers", Description: "This tool will fetch a list of customers.", Source: "pay"},
+		{Name: "chat_send", Description: "Send a message to a channel.", Source: "chat"},
+		{Name: "chat_create_webhook", Description: "Create a webhook for a channel.", Source: "chat"},
+		{Name: "tasks_delete_project", Description: "Delete a project.", Source: "tasks"},
+		{Name: "tasks_update_project", Description: "Update a project's name or color.", Source: "tasks"},
+		{Name: "tasks_list_projects", Description: "List the projects.", Source: "tasks"},
+	}
+}
+
+// TestEleventhRound: what the eleventh round reads, each case failing
+// without its mechanism.
+func TestEleventhRound(t *testing.T) {
+	ix := search.New(payTools())
+	for _, c := range []struct{ q, want, why string }{
+		{"Set up a webhook on the #deploys channel called 'CI Bot' so GitHub Actions can post build results there.", "chat_create_webhook",
+			"a clause opened by so is a reason; the service it names is no target"},
+		{"Customers are complaining on Twitter. Send a message to the #support channel.", "chat_send",
+			"a service named in a sentence that tells is context"},
+	} {
+		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
+		}
+	}
+	for _, c := range []struct{ q, why string }{
+		{"create jira ticket", "a well-known service the catalog never mentions"},
+		{"Send a message to #eng on Slack saying the deploy is done.", "Slack, capitalized, is the service asked for"},
+		{"Archive my Tasks project 'Spring 2023', don't delete it, just archive it.", "a verb after a negation is what not to do"},
+		{"ban user 4421 from the chat server", "an imperative whose verb no tool says, nor a synonym or a related word"},
+	} {
+		if hits, _ := ix.Search(c.q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want nothing (%s)", c.q, names(hits), c.why)
+		}
+	}
+	if hits, _ := search.New(loadCatalogDir(t, "testdata/realcatalog2")).Search("Silence the DiskFull alert in Grafana for the next two hours.", 3, nil); len(hits) != 0 {
+		t.Errorf("silence the alert: %v, want nothing (an imperative whose verb no tool says)", names(hits))
+	}
+	// On the third real catalog.
+	ix3 := search.New(loadCatalogDir(t, "testdata/realcatalog3"))
+	for _, c := range []struct{ q, want, why string }{
+		{"Bill Acme Corp (cus_N8aB3xYz) for the onboarding workshop and give them 30 days to pay.", "stripe_create_invoice", "to bill is to invoice"},
+		{"Customer was double charged on pi_3NxQ2LJd8k2a1B0c. Please refund $25.00 of it.", "stripe_create_refund",
+			"a verb that names what a tool makes (create_refund) is met by it"},
+	} {
+		if hits, _ := ix3.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
+		}
+	}
+	ix2 := search.New(loadCatalogDir(t, "testdata/realcatalog2"))
+	for _, c := range []struct{ q, want, why string }{
+		{"declare incident grafana", "grafana_create_incident", "declaring an incident creates it: no unknown verb"},
+		{"Push my dentist appointment on the 14th from 2pm to 4pm, same length.", "google_calendar_update_event", "pushing a date is an update"},
+	} {
+		if hits, _ := ix2.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
+		}
+	}
+	// A common word that names a service only when capitalized.
+	if hits, _ := ix.Search("send a message to the channel, there is some slack in the schedule", 3, nil); !found(hits, "chat_send") {
+		t.Errorf("slack in lower case: %v, want chat_send", names(hits))
+	}
+}
