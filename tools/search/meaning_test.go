@@ -239,6 +239,15 @@ func TestEleventhRound(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
 		}
 	}
+	// A service's site is a browser's to open.
+	web := search.New([]*tools.Tool{
+		{Name: "browser_navigate", Description: "Navigate the browser to a URL.", Source: "browser"},
+		{Name: "browser_click", Description: "Click an element on the page.", Source: "browser"},
+		{Name: "browser_type", Description: "Type text into an input on the page.", Source: "browser"},
+	})
+	if hits, _ := web.Search("Go to YouTube and search for lo-fi beats", 3, nil); !found(hits, "browser_navigate") {
+		t.Errorf("go to YouTube: %v, want browser_navigate", names(hits))
+	}
 	// A common word that names a service only when capitalized.
 	if hits, _ := ix.Search("send a message to the channel, there is some slack in the schedule", 3, nil); !found(hits, "chat_send") {
 		t.Errorf("slack in lower case: %v, want chat_send", names(hits))

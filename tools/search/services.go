@@ -38,6 +38,13 @@ messenger notion outlook pandora ring sentry slack steam stripe telegram tidal t
 // reason or the text to write (see queryTerms); "a PagerDuty one" is one
 // of something else.
 func (ix *Index) namesAbsentService(query, plain string) bool {
+	// Going to a service's site is a browser's work: "open YouTube and
+	// search for …" asks for no YouTube tool.
+	for _, t := range Terms(plain) {
+		if t == "navigat" || t == "visit" || t == "brows" || t == "open" {
+			return false
+		}
+	}
 	var caps map[string]bool
 	sents := sentences(plain)
 	for _, s := range sents {
