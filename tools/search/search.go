@@ -702,6 +702,7 @@ type Index struct {
 	families []string           // the words that name a family (see namesFamily)
 	named    map[string]bool    // the words of tools' names other than verbs: what tools act on
 	ops      map[string][]int32 // a term of a top-level argument's enum values (an "action": create, update…) → its tools
+	writers  []int32            // the tools named after what one writes, with no verb (issues_comment)
 }
 
 type doc struct {
@@ -775,6 +776,9 @@ func New(ts []*tools.Tool) *Index {
 			} else {
 				ix.named[w] = true
 			}
+		}
+		if len(d.verb) == 0 && writable[d.head] {
+			ix.writers = append(ix.writers, int32(len(ix.docs)))
 		}
 		for _, w := range enumTerms(t.InputSchema) {
 			ix.ops[w] = append(ix.ops[w], int32(len(ix.docs)))
@@ -866,7 +870,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	if strings.Contains(strings.ToLower(plain), "how many") {
 		hint("count")
 	}
-	// "How far …?" asks for a distance, "how long …?" for a duration.
+	// "How far …?" asks for a distance, "how long …?" for a time.
 	if l := strings.ToLower(plain); strings.Contains(l, "how far") {
 		hint("distanc")
 	} else if strings.Contains(l, "how long") {
@@ -1363,10 +1367,8 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	// A tool named after what one writes, with no verb (issues_comment),
 	// writes it.
 	if action["creat"] {
-		for i := range ix.docs {
-			if d := &ix.docs[i]; len(d.verb) == 0 && writable[d.head] {
-				acting[int32(i)] = true
-			}
+		for _, d := range ix.writers {
+			acting[d] = true
 		}
 	}
 	if !known {
