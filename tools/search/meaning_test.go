@@ -61,11 +61,26 @@ func meaningTools() []*tools.Tool {
 	}
 }
 
+// foundCase is a request, the tool it wants among the first three, and
+// the mechanism that finds it.
+type foundCase struct{ q, want, why string }
+
+// expectFound reports each case whose tool ix does not rank among the
+// first three.
+func expectFound(t *testing.T, ix *search.Index, cases []foundCase) {
+	t.Helper()
+	for _, c := range cases {
+		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
+		}
+	}
+}
+
 // TestRequestsInOtherWords: each request asks for its tool in words the
 // tool does not use; each is found among the first three.
 func TestRequestsInOtherWords(t *testing.T) {
 	ix := search.New(meaningTools())
-	for _, c := range []struct{ q, want, why string }{
+	expectFound(t, ix, []foundCase{
 		{"Reassign the Board issue about the broken CSV export to Priya and push its target date out.", "board_update_issue",
 			"a verb's word in a noun phrase is a noun: the export is no action"},
 		{"Post a yellow status update on the Q2 project in Work: 'Vendor slipped a week'.", "work_create_project_status",
@@ -101,11 +116,7 @@ func TestRequestsInOtherWords(t *testing.T) {
 		{"Put a dentist appointment on my calendar for March 12 at 3:30pm.", "cal_create_event", "putting a thing on a calendar adds it"},
 		{"Set verified=true on every account document in Db where the email ends with @acme.io.", "db_update_many",
 			"an assignment is a value, not what the request acts on"},
-	} {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
-			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
-		}
-	}
+	})
 }
 
 // TestAddToAThing: adding a part to a thing is the thing's update when no
@@ -196,16 +207,12 @@ func payTools() []*tools.Tool {
 // without its mechanism.
 func TestEleventhRound(t *testing.T) {
 	ix := search.New(payTools())
-	for _, c := range []struct{ q, want, why string }{
+	expectFound(t, ix, []foundCase{
 		{"Set up a webhook on the #deploys channel called 'CI Bot' so GitHub Actions can post build results there.", "chat_create_webhook",
 			"a clause opened by so is a reason; the service it names is no target"},
 		{"Customers are complaining on Twitter. Send a message to the #support channel.", "chat_send",
 			"a service named in a sentence that tells is context"},
-	} {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
-			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
-		}
-	}
+	})
 	for _, c := range []struct{ q, why string }{
 		{"create jira ticket", "a well-known service the catalog never mentions"},
 		{"Send a message to #eng on Slack saying the deploy is done.", "Slack, capitalized, is the service asked for"},
@@ -221,24 +228,16 @@ func TestEleventhRound(t *testing.T) {
 	}
 	// On the third real catalog.
 	ix3 := search.New(loadCatalogDir(t, "testdata/realcatalog3"))
-	for _, c := range []struct{ q, want, why string }{
+	expectFound(t, ix3, []foundCase{
 		{"Bill Acme Corp (cus_N8aB3xYz) for the onboarding workshop and give them 30 days to pay.", "stripe_create_invoice", "to bill is to invoice"},
 		{"Customer was double charged on pi_3NxQ2LJd8k2a1B0c. Please refund $25.00 of it.", "stripe_create_refund",
 			"a verb that names what a tool makes (create_refund) is met by it"},
-	} {
-		if hits, _ := ix3.Search(c.q, 3, nil); !found(hits, c.want) {
-			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
-		}
-	}
+	})
 	ix2 := search.New(loadCatalogDir(t, "testdata/realcatalog2"))
-	for _, c := range []struct{ q, want, why string }{
+	expectFound(t, ix2, []foundCase{
 		{"declare incident grafana", "grafana_create_incident", "declaring an incident creates it: no unknown verb"},
 		{"Push my dentist appointment on the 14th from 2pm to 4pm, same length.", "google_calendar_update_event", "pushing a date is an update"},
-	} {
-		if hits, _ := ix2.Search(c.q, 3, nil); !found(hits, c.want) {
-			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
-		}
-	}
+	})
 	// A service's site is a browser's to open.
 	web := search.New([]*tools.Tool{
 		{Name: "browser_navigate", Description: "Navigate the browser to a URL.", Source: "browser"},
