@@ -387,7 +387,10 @@ func TestRealCatalogBlind(t *testing.T) {
 // 44/45, 41/70, 26/45). blindc3e and blindc3f, written during the round and
 // first run on its final ranking: 41/45, 50/70, 29/45 and 41/45, 52/70,
 // 28/45 (before the tenth round: 41/45, 51/70, 28/45 and 41/45, 52/70,
-// 25/45). Thresholds a little under, as guards.
+// 25/45). blindc3g and blindc3h, written at the end of the round (80
+// requests each) and first run on its final ranking: 42/45, 50/80, 25/45
+// and 39/45, 56/80, 24/45 (before the tenth round: 42/45, 48/80, 24/45 and
+// 39/45, 54/80, 21/45). Thresholds a little under, as guards.
 func TestRealCatalog3(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog3"), "testdata/realcatalog3", []blindSet{
 		{"blindc3a.json", 0.88, 0.66, 0.52},
@@ -396,6 +399,8 @@ func TestRealCatalog3(t *testing.T) {
 		{"blindc3d.json", 0.95, 0.62, 0.54},
 		{"blindc3e.json", 0.88, 0.68, 0.62},
 		{"blindc3f.json", 0.88, 0.72, 0.60},
+		{"blindc3g.json", 0.90, 0.60, 0.52},
+		{"blindc3h.json", 0.84, 0.67, 0.50},
 	})
 }
 
