@@ -238,6 +238,11 @@ func TestEleventhRound(t *testing.T) {
 		{"declare incident grafana", "grafana_create_incident", "declaring an incident creates it: no unknown verb"},
 		{"Push my dentist appointment on the 14th from 2pm to 4pm, same length.", "google_calendar_update_event", "pushing a date is an update"},
 	})
+	// A service the catalog names in its descriptions is no absent one,
+	// though the index holds its name stemmed (supabase → supabas).
+	expectFound(t, search.New(loadRealCatalog(t)), []foundCase{
+		{"Get the latest Supabase documentation for auth", "context7_query_docs", "context7 names Supabase among its libraries"},
+	})
 	// A service's site is a browser's to open.
 	web := search.New([]*tools.Tool{
 		{Name: "browser_navigate", Description: "Navigate the browser to a URL.", Source: "browser"},

@@ -35,18 +35,14 @@ messenger notion outlook pandora ring sentry slack steam stripe telegram tidal t
 // the index never mentions. It asks in its only sentence, or in one that
 // is a question, asks ("please", "can you") or opens with a verb — not in
 // one that tells ("Customers are complaining on Twitter") — and not in a
-// reason or the text to write (see queryTerms); "a PagerDuty one" is one
-// of something else.
+// reason or the text to write (see splitArgClause); "a PagerDuty one" is
+// one of something else. Going to a service's site is a browser's work:
+// "go to YouTube and search for …" asks for no YouTube tool.
 func (ix *Index) namesAbsentService(query, plain string) bool {
-	// Going to a service's site is a browser's work: "open YouTube and
-	// search for …" asks for no YouTube tool.
-	for _, t := range Terms(plain) {
-		if t == "navigat" || t == "visit" || t == "brows" || t == "open" {
-			return false
-		}
-	}
 	var caps map[string]bool
 	sents := sentences(plain)
+	found := false
+sents:
 	for _, s := range sents {
 		if len(sents) > 1 && !asks(s) {
 			continue
@@ -55,7 +51,11 @@ func (ix *Index) namesAbsentService(query, plain string) bool {
 		ws := lowerWords(head)
 		for i, w := range ws {
 			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
-			if !services[w] || len(ix.post[w]) > 0 || ix.famDF[w] > 0 || i+1 < len(ws) && ws[i+1] == "one" {
+			if !services[w] || i+1 < len(ws) && ws[i+1] == "one" {
+				continue
+			}
+			// The index has the word in its term form (supabase → supabas).
+			if t, _ := wordTerm(w); len(ix.post[t]) > 0 {
 				continue
 			}
 			if commonServices[w] {
@@ -66,10 +66,19 @@ func (ix *Index) namesAbsentService(query, plain string) bool {
 					continue
 				}
 			}
-			return true
+			found = true
+			break sents
 		}
 	}
-	return false
+	if !found {
+		return false
+	}
+	for _, t := range Terms(plain) {
+		if t == "navigat" || t == "visit" || t == "brows" || t == "open" {
+			return false
+		}
+	}
+	return true
 }
 
 // asks reports whether a sentence asks: a question, a request ("please",
