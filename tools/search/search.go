@@ -874,15 +874,13 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			qw[t] = synonymWeight
 		}
 	}
-	// "How many …" asks for a count, which a tool may do.
-	if strings.Contains(strings.ToLower(plain), "how many") {
-		hint("count")
-	}
-	// "How far …?" asks for a distance, "how long …?" for a time.
-	if l := strings.ToLower(plain); strings.Contains(l, "how far") {
-		hint("distanc")
-	} else if strings.Contains(l, "how long") {
-		hint("time")
+	// "How many …" asks for a count, which a tool may do; "how far" a
+	// distance, "how long" a time.
+	lower := strings.ToLower(plain)
+	for _, h := range howHints {
+		if strings.Contains(lower, h.phrase) {
+			hint(h.term)
+		}
 	}
 	// "Who …?" asks for people: users, members, collaborators.
 	if asksWho(plain) {
@@ -990,7 +988,8 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// A request whose verb, first, the catalog never says, nor a synonym
 	// or a related word of it, asks for what no tool does ("void the
 	// invoice", "install the plugin").
-	if exact < 0 && !isQuestion(query) && ix.opensUnknownVerb(plain) {
+	question := isQuestion(query)
+	if exact < 0 && !question && ix.opensUnknownVerb(plain) {
 		return nil, 0
 	}
 	// A request that names a well-known service the catalog never
@@ -1114,7 +1113,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 	qVerb := len(action) > 0
-	question := isQuestion(query)
 	agrees := func(d *doc) int {
 		if len(d.verb) == 0 && action["creat"] && writable[d.head] {
 			return 1 // issues_comment writes a comment (see actionMeetsObject)
@@ -1359,6 +1357,9 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	// says reports whether a posting's tool has its word in its name,
 	// summary or description.
 	says := func(p posting) bool { return p.tf[fName] > 0 || p.tf[fSummary] > 0 || p.tf[fDesc] > 0 }
+	// candidate reports whether a tool may answer: of the named families,
+	// if any, and one the caller may call.
+	candidate := func(d int32) bool { return (fam == nil || fam[d]) && (keep == nil || keep(ix.docs[d].tool)) }
 	acting := map[int32]bool{}
 	for w := range action {
 		for _, p := range ix.post[w] {
@@ -1384,7 +1385,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 			// Asked of a family, the action must be one of its tools'
 			// ("share my Google Calendar").
 			for d := range fam {
-				if acting[d] && (keep == nil || keep(ix.docs[d].tool)) {
+				if acting[d] && candidate(d) {
 					return true
 				}
 			}
@@ -1395,7 +1396,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	for _, g := range objs {
 		for _, w := range g.terms {
 			for _, p := range ix.post[w] {
-				if says(p) && acting[p.doc] && (fam == nil || fam[p.doc]) && (keep == nil || keep(ix.docs[p.doc].tool)) {
+				if says(p) && acting[p.doc] && candidate(p.doc) {
 					// What a tool acts on is the last word of its name
 					// (delete_issue_type deletes types), or what its
 					// description says outside a prepositional phrase
@@ -1409,37 +1410,33 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 			}
 		}
 	}
-	// A verb that names what a tool makes is met by that tool: "refund
-	// $25 of it" by create_refund, "invoice Acme" by create_invoice.
-	for _, g := range groups {
-		w := g.terms[0]
-		if !verbs[w] || g.qw < 1 {
-			continue
-		}
+	// headed reports whether a candidate tool's name acts on w, and
+	// updates it if update is set.
+	headed := func(w string, update bool) bool {
 		for _, p := range ix.post[w] {
-			d := &ix.docs[p.doc]
-			if d.head == w && (fam == nil || fam[p.doc]) && (keep == nil || keep(d.tool)) {
+			if d := &ix.docs[p.doc]; d.head == w && (!update || slices.Contains(d.verb, "updat")) && candidate(p.doc) {
 				return true
 			}
 		}
+		return false
+	}
+	// A verb that names what a tool makes is met by that tool: "refund
+	// $25 of it" by create_refund, "invoice Acme" by create_invoice.
+	adds := false
+	for _, g := range groups {
+		w := g.terms[0]
+		if verbs[w] && g.qw >= 1 && headed(w, false) {
+			return true
+		}
+		adds = adds || w == "add" && g.qw >= 1
 	}
 	// Adding a part to a thing updates the thing: "add a panel to the
 	// dashboard" is update_dashboard, in a catalog without add_panel.
-	adds := false
-	for _, g := range groups {
-		adds = adds || g.terms[0] == "add" && g.qw >= 1
-	}
 	if adds {
 		for _, g := range groups {
 			w := g.terms[0]
-			if verbs[w] || g.qw < 1 || ix.namesFamily(w) || qObj[w] {
-				continue
-			}
-			for _, p := range ix.post[w] {
-				d := &ix.docs[p.doc]
-				if d.head == w && slices.Contains(d.verb, "updat") && (fam == nil || fam[p.doc]) && (keep == nil || keep(d.tool)) {
-					return true
-				}
+			if !verbs[w] && g.qw >= 1 && !ix.namesFamily(w) && !qObj[w] && headed(w, true) {
+				return true
 			}
 		}
 	}
@@ -2333,6 +2330,9 @@ func pronounObject(q string) bool {
 	return false
 }
 
+// howHints are what a "how …" question asks for, as a term.
+var howHints = []struct{ phrase, term string }{{"how many", "count"}, {"how far", "distanc"}, {"how long", "time"}}
+
 // asksWho reports whether q asks who: "who's on …", "who else has access".
 func asksWho(q string) bool {
 	for _, w := range lowerWords(q) {
@@ -2597,6 +2597,17 @@ func capitalized(query string) map[string]bool {
 	return out
 }
 
+// plainWord reports whether w is written as a word, not a name or a key:
+// letters only, none capital after the first.
+func plainWord(w string) bool {
+	for i, r := range w {
+		if !unicode.IsLetter(r) || i > 0 && isUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // opensUnknownVerb reports whether a sentence of plain that asks opens
 // with an English word (one WordNet relates to others) that neither the
 // catalog nor any of its synonyms or related words is in, before a
@@ -2604,10 +2615,11 @@ func capitalized(query string) map[string]bool {
 // action no tool does.
 func (ix *Index) opensUnknownVerb(plain string) bool {
 	for _, s := range sentences(plain) {
-		ws := lowerWords(s)
-		if len(ws) < 2 || !isLower(rune(s[1])) {
-			continue // a name or a key (MOB-1502), not a verb
+		spans := wordSpans(s)
+		if len(spans) < 2 || !plainWord(s[spans[0][0]:spans[0][1]]) {
+			continue // a name or a key (MOB-1502, QA), not a verb
 		}
+		ws := lowerWords(s)
 		t, exp := wordTerm(ws[0])
 		if t == "" || exp != nil || verbs[t] || len(ix.post[t]) > 0 || len(synonyms[t]) > 0 || len(oneWay[t]) > 0 || changes[t] || idiomWords[ws[0]] || len(ix.typos(t)) > 0 {
 			continue
