@@ -171,11 +171,12 @@ func splitArgClause(s string) (head, tail string) {
 		}
 		return s, tail
 	}
-	spans := wordSpans(s)
 	ws := lowerWords(s)
 	for i, w := range ws {
-		if argClause[w] && !(w == "so" && i+1 < len(ws) && asking[ws[i+1]]) || i+1 < len(ws) && argClause[w+"+"+ws[i+1]] {
-			if j := spans[i][0]; j > 0 {
+		// "so" opens a reason, unless it leads to the request ("so
+		// please make it the default").
+		if argClause[w] && !(w == "so" && i+1 < len(ws) && asking[ws[i+1]]) {
+			if j := wordSpans(s)[i][0]; j > 0 {
 				return s[:j], s[j:]
 			}
 		}

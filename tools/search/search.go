@@ -2252,7 +2252,9 @@ var specificVerbs = toSet(`shar invit archiv enroll dismiss restor refund subscr
 
 // gerundOnly returns the verbs that text says only in their -ing form or
 // in the past ("the pipeline that is running", "I already called the
-// plumber"): a state or what happened, not the action asked for.
+// plumber"), as a noun ("the CSV export", "my list") or after a negation
+// ("don't delete it"): a state, what happened or what not to do — not the
+// action asked for.
 func gerundOnly(text string) map[string]bool {
 	var ing, other map[string]bool
 	np := -1     // words since a determiner, in its noun phrase; -1 outside one
@@ -2288,8 +2290,8 @@ func gerundOnly(text string) map[string]bool {
 			continue
 		}
 		past := strings.HasSuffix(w, "ed") || irr && !strings.HasSuffix(w, "ing")
-		// A verb's word after a determiner and a modifier is a noun: "the
-		// broken CSV export", "the Q3 launch".
+		// A verb's word in a noun phrase — after a determiner and any
+		// modifiers — is a noun: "my list", "the broken CSV export".
 		noun := np >= 0 && !strings.HasSuffix(w, "s") && t != "new" // not "the page looks"; "a new branch" asks for one
 		np = -1
 		if strings.HasSuffix(w, "ing") || past || noun || neg {

@@ -27,8 +27,9 @@ youtrack zapier zendesk zillow zoho zoom`)
 
 // commonServices are services whose names are also everyday words: they
 // name the service only when written capitalized mid-sentence.
-var commonServices = toSet(`asana basecamp confluence discord greenhouse gusto intercom linear
-messenger notion outlook pandora ring sentry slack steam stripe telegram tidal twitch workday zoom`)
+var commonServices = toSet(`amplitude asana audible basecamp confluence discord greenhouse gusto
+intercom kayak linear messenger notion outlook pandora postmark ring sentry slack steam stripe
+telegram tidal twitch workday zoom`)
 
 // namesAbsentService reports whether plain (a query without its quoted
 // names) names, where it asks, a well-known service (see services) that
