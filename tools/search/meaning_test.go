@@ -242,6 +242,7 @@ func TestEleventhRound(t *testing.T) {
 	// though the index holds its name stemmed (supabase → supabas).
 	expectFound(t, search.New(loadRealCatalog(t)), []foundCase{
 		{"Get the latest Supabase documentation for auth", "context7_query_docs", "context7 names Supabase among its libraries"},
+		{"Go to Etsy in the browser and search for ceramic mugs", "puppeteer_navigate", "a service's site is a browser's to open"},
 	})
 	// A service's site is a browser's to open.
 	web := search.New([]*tools.Tool{
