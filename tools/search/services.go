@@ -31,6 +31,12 @@ var commonServices = toSet(`amplitude asana audible basecamp confluence discord 
 intercom kayak linear messenger notion outlook pandora postmark ring sentry slack steam stripe
 telegram tidal twitch workday zoom`)
 
+// googleProducts are Google's services named by "google" and a word.
+var googleProducts = toSet(`calendar drive docs sheets slides meet chat photos maps analytics ads classroom keep tasks forms`)
+
+// serviceOpeners, before a service's name, say it is where a thing goes.
+var serviceOpeners = toSet(`to in on from via using`)
+
 // namesAbsentService reports whether plain (a query without its quoted
 // names) names, where it asks, a well-known service (see services) that
 // the index never mentions. It asks in its only sentence, or in one that
@@ -52,6 +58,16 @@ sents:
 		ws := lowerWords(head)
 		for i, w := range ws {
 			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+			// Google's products are services by their second word
+			// ("google calendar" beside a catalog that has no calendar).
+			if w == "google" && i+1 < len(ws) && googleProducts[ws[i+1]] {
+				w = ws[i+1]
+				if t, _ := wordTerm(w); len(ix.post[t]) == 0 {
+					found = true
+					break sents
+				}
+				continue
+			}
 			if !services[w] || i+1 < len(ws) && ws[i+1] == "one" {
 				continue
 			}
@@ -63,7 +79,11 @@ sents:
 				if caps == nil {
 					caps = capitalized(query)
 				}
-				if !caps[stem(w)] && !caps[w] {
+				// A model's short query writes all in lower case: a
+				// service first, or after to, in, on ("slack post
+				// message", "post message to slack channel").
+				typed := len(sents) == 1 && len(ws) <= 8 && strings.ToLower(query) == query && (i == 0 || serviceOpeners[ws[i-1]])
+				if !caps[stem(w)] && !caps[w] && !typed {
 					continue
 				}
 			}

@@ -365,6 +365,7 @@ func (c *Conn) convert(name string, ut *mcp.Tool) (Listed, error) {
 		InputSchema: in,
 		Effects:     effects(ut.Annotations),
 		Source:      c.Server.Name,
+		SourceName:  CleanText(ut.Name, 200),
 		DirectRaw:   true,
 	}
 	wrapped := wrapsResult(ut.OutputSchema)

@@ -91,7 +91,7 @@ func TestDemoUpstream(t *testing.T) {
 		}
 	}
 	ping, _ := cat.Lookup("demo_ping")
-	if ping.Source != "demo" || !ping.Effects.ReadOnly || !ping.Effects.Idempotent || !strings.HasPrefix(ping.Description, "Does the tool path work") {
+	if ping.Source != "demo" || ping.SourceName != "ping" || !ping.Effects.ReadOnly || !ping.Effects.Idempotent || !strings.HasPrefix(ping.Description, "Does the tool path work") {
 		t.Errorf("demo_ping = %+v", ping)
 	}
 	if ping.InputSchema == nil || strings.Join(ping.InputSchema.PropertyOrder, ",") != "n" {

@@ -1,0 +1,348 @@
+package search
+
+import (
+	"regexp"
+	"strings"
+)
+
+// rephrasings turn an everyday phrasal verb whose particle stands apart
+// from it ("get the email back", "fire the draft off") into the
+// verb tools say, keeping the words between: they are its object.
+var rephrasings = []struct {
+	// need is a text the query has, lower-cased, for the rephrasing to
+	// apply: cheaper to look for than the expression.
+	need string
+	re   *regexp.Regexp
+	repl string
+	// notSpeaker: the rephrasing does not apply when the words between
+	// are the speaker ("get us back on v2" is no restoring).
+	notSpeaker bool
+}{
+	// Money given back is a refund; a thing got back, restored.
+	{"back", regexp.MustCompile(`(?i)\b(?:give|gives|giving|gave|pay)\s+((?:[\w'$.,-]+\s+){0,5}?)back\b`), "refund $1", false},
+	// Not "bring back the content" (return it), nor "get us back on v2".
+	{"back", regexp.MustCompile(`(?i)\b(?:get|bring|put)\s+((?:[\w'-]+\s+){1,4}?)back\b(?:\s+online)?`), "restore $1", true},
+	{"fire", regexp.MustCompile(`(?i)\bfire\s+((?:[\w'-]+\s+){0,3}?)off\b`), "send $1", false},
+	{"put", regexp.MustCompile(`(?i)\bput\s+(me|us)\s+on\b`), "assign $1 to", false},
+	// "Put Sam on the card": a person given the item.
+	{"put", regexp.MustCompile(`\b[Pp]ut\s+([A-Z][a-z]+)\s+on\s+(the|this|that|our|my|story|card|ticket|issue|task)\b`), "assign $1 to $2", false},
+	// A note on an item is a comment on it.
+	{"note", regexp.MustCompile(`(?i)\b(?:leave|drop|add|put|post|write)\s+(?:a|an)\s+(?:quick\s+|short\s+)?note\s+on\b`), "add a comment on", false},
+	{"cop", regexp.MustCompile(`(?i)\bmake\s+(?:a\s+)?cop(?:y|ies)\s+of\b`), "duplicate", false},
+	// "Make the header bold", "make the repo public": a change to it.
+	{"make", regexp.MustCompile(`(?i)\bmake\s+((?:the|it|this|that|these|those|them|my|our|its|row|column|cells?)\s+(?:[\w'!:-]+\s+){0,5}?)(bold|italic|public|private|visible|hidden|invisible|read-only|readonly|bigger|smaller|larger|wider|narrower|default|active|inactive|red|green|blue|orange|yellow|purple|grey|gray|black|white)\b`), "change $1 to $2", true},
+	// "Plan the next sprint": making one.
+	{"plan", regexp.MustCompile(`(?i)^(?:please\s+)?plan\s+(a|an|the|our|next)\b`), "create $1", false},
+	// "Put the dentist on my calendar": an event made.
+	{"calendar", regexp.MustCompile(`(?i)\b(?:put|pop|stick)\s+(.{1,60}?)\s+(?:on|in|into)\s+(my|our|the)\s+calendar\b`), "create event $1 on $2 calendar", false},
+	// Abbreviations that split into letters.
+	{"&", regexp.MustCompile(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
+	// "Email Sam the summary": sending one.
+	{"m", regexp.MustCompile(`(?i)^(?:please\s+)?(?:e-?mail|message)\s`), "send email to ", false},
+}
+
+// rephrase applies rephrasings to a query.
+func rephrase(q string) string {
+	lower := strings.ToLower(q)
+	for _, r := range rephrasings {
+		if !strings.Contains(lower, r.need) {
+			continue
+		}
+		q = r.re.ReplaceAllStringFunc(q, func(m string) string {
+			if sub := r.re.FindStringSubmatch(m); r.notSpeaker && len(sub) > 1 {
+				if f := strings.Fields(strings.ToLower(sub[1])); len(f) > 0 && (f[0] == "me" || f[0] == "us") {
+					return m
+				}
+			}
+			return r.re.ReplaceAllString(m, r.repl)
+		})
+	}
+	return q
+}
+
+// cue is a request as concepts read it: lower-cased and as words, as
+// written, and its literals' kinds.
+type cue struct {
+	lower, query string
+	words, kinds []string
+}
+
+// any reports whether the request says one of phrases.
+func (c *cue) any(phrases ...string) bool {
+	for _, p := range phrases {
+		if strings.Contains(c.lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// concepts are what a request implies in everyday words but says in none
+// that tools use: "who changed the due date?" asks for a history, "put
+// this into French" for a translation. Each is a set of terms (stems),
+// any of which a tool may say; a request that implies one gets it as a
+// hint (see Search).
+var concepts = []struct {
+	terms []string
+	says  func(c *cue) bool
+}{
+	// Who did something, what happened: a history, a log, an audit trail.
+	{Terms("history log audit blame activity revision event"), func(c *cue) bool {
+		// Not "what changed between v1 and v2": a diff.
+		return asksWhoDid(c.words) || c.any("what happened", "what's happened", "what has happened", "what's been happening", "what has been happening",
+			"what went wrong", "what's been going on", "what has been going on") ||
+			strings.Contains(c.lower, "what changed") && !strings.Contains(c.lower, "between")
+	}},
+	// How a measure moved over time: its history.
+	{Terms("history trend"), func(c *cue) bool {
+		return c.any("over time", "trend", "going up or down", "gone up or down") ||
+			howMoved.match(c.lower)
+	}},
+	// Something called whenever an event happens: a webhook.
+	{Terms("webhook hook subscription trigger"), func(c *cue) bool {
+		return c.any("whenever", "every time", "each time", "any time") && (contains(c.kinds, "url") || c.any("ping", "notify", "call", "post to", "hit"))
+	}},
+	// A language named: a translation.
+	{Terms("translate language"), func(c *cue) bool {
+		ws := strings.FieldsFunc(c.query, func(r rune) bool { return !isWordRune(r) })
+		for i, w := range ws {
+			if (languages[w] || w == "English") && i > 0 && intoWords[strings.ToLower(ws[i-1])] {
+				return true
+			}
+		}
+		return false
+	}},
+	// A child of an item is its sub-item ("a child story under it").
+	{Terms("subtask subissue subpage sub"), func(c *cue) bool {
+		return childItem.match(c.lower)
+	}},
+	// One item waits on another: a relation between them.
+	{Terms("relation dependency link block"), func(c *cue) bool {
+		return c.any("blocked by", "blocks ", "depends on", "dependent on", "can't start until", "cannot start until", "can not start until", "waiting on")
+	}},
+	// A finding that is wrong: a false positive to dismiss.
+	{Terms("false positive dismiss"), func(c *cue) bool {
+		return c.any("bogus", "false alarm", "false positive", "not a real issue", "not a real bug", "not a real problem", "not an actual")
+	}},
+	// Letting someone in: sharing, a grant, a delegate.
+	{Terms("share grant permission delegate collaborator invite"), func(c *cue) bool {
+		return giveAccess.match(c.lower)
+	}},
+	// Money off: a discount.
+	{Terms("discount coupon promotion"), func(c *cue) bool {
+		return strings.Contains(c.query, "% off") || c.any("promo code", "coupon code", "discount code", "percent off")
+	}},
+	// What would happen, without doing it: a preview.
+	{Terms("preview estimate simulate simulation"), func(c *cue) bool {
+		return c.any("what would", "what'd", "how much would", "would it cost", "dry run", "dry-run", "don't change anything", "do not change anything", "nothing real", "just a quote", "without changing")
+	}},
+	// Written but not sent: a draft.
+	{Terms("draft"), func(c *cue) bool {
+		return c.any("don't send", "do not send", "without sending", "not send it", "before it goes out", "before sending", "look it over")
+	}},
+	// Earlier versions of a thing: its revisions.
+	{Terms("revision history"), func(c *cue) bool {
+		return c.any("earlier version", "previous version", "older version", "old version", "version history", "past version")
+	}},
+	// A column added to a table: a schema change.
+	{Terms("migration schema alter"), func(c *cue) bool {
+		return addColumn.match(c.lower)
+	}},
+	// Rows added at the end: an append.
+	{Terms("append"), func(c *cue) bool {
+		return appendRow.match(c.lower)
+	}},
+	// A login for someone is an account.
+	{Terms("user account"), func(c *cue) bool {
+		return aLogin.match(c.lower)
+	}},
+	// Bold, colours, fonts: formatting.
+	{Terms("format style"), func(c *cue) bool {
+		return formatting.MatchString(c.lower)
+	}},
+	// Out of the way but kept: an archive.
+	{Terms("archive"), func(c *cue) bool {
+		return c.any("gone for good", "don't lose", "do not lose", "without deleting", "without losing", "tuck it away", "tuck them away", "not delete it", "not delete them", "don't delete it", "don't delete them")
+	}},
+	// A version number: a tag, a release.
+	{Terms("tag release version"), func(c *cue) bool {
+		// Not "between v1.4 and HEAD": a range of commits.
+		return versionLiteral.match(c.query) && !strings.Contains(c.lower, "between")
+	}},
+	// Whether one already exists: a search.
+	{Terms("search find"), func(c *cue) bool {
+		return c.any("is there already", "is there a ticket", "is there an issue", "do we already have", "already exists", "already filed", "already a ticket", "already an issue")
+	}},
+	// Getting from one place to another: directions.
+	{Terms("directions route distance"), func(c *cue) bool {
+		return travel.match(c.lower)
+	}},
+	// How high a place is: its elevation.
+	{Terms("elevation"), func(c *cue) bool {
+		return c.any("how high", "altitude", "above sea level")
+	}},
+	// Where an address is on the map: its coordinates, a geocode.
+	{Terms("geocode coordinates"), func(c *cue) bool {
+		return c.any("coordinates for", "coordinates of", "lat/long", "lat long", "latitude and longitude", "lat and long")
+	}},
+	// A sourced write-up: research.
+	{Terms("research"), func(c *cue) bool {
+		return c.any("with sources", "sourced", "deep-dive", "deep dive", "thorough write-up", "in-depth report", "in-depth write-up", "cite sources", "citations")
+	}},
+	// What is running on a machine: its processes.
+	{Terms("process"), func(c *cue) bool {
+		return c.any("what's running", "what is running", "hogging", "eating cpu", "eating memory", "using the most cpu", "using the most memory")
+	}},
+	// Things tied to one another: associations, relations.
+	{Terms("association relation link"), func(c *cue) bool {
+		return c.any("tied to", "associated with", "linked to", "connected to", "attached to the")
+	}},
+	// The best order to visit places: a route optimization.
+	{Terms("optimization optimize route"), func(c *cue) bool {
+		return c.any("most efficient order", "best order", "optimal order", "optimal route", "shortest route", "most efficient route", "fastest order")
+	}},
+	// Distance in a straight line.
+	{Terms("distance"), func(c *cue) bool {
+		return c.any("straight line", "as the crow flies")
+	}},
+	// When people are free: availability.
+	{Terms("freebusy availability free busy"), func(c *cue) bool {
+		return freeSlot.match(c.lower)
+	}},
+	// A link to give someone: a deep link, a share.
+	{Terms("deeplink share"), func(c *cue) bool {
+		return c.any("link i can paste", "link i can share", "link i can send", "shareable link", "link that opens", "link to share", "link to paste")
+	}},
+	// What is left moved on in bulk: a transfer.
+	{Terms("transfer"), func(c *cue) bool {
+		return moveLeftovers.match(c.lower)
+	}},
+	// Who answers the pager: on-call.
+	{Terms("oncall schedule rotation"), func(c *cue) bool {
+		return c.any("on call", "on-call", "oncall", "pager", "paging")
+	}},
+	// A percentile or an average: a metric query.
+	{Terms("metric query"), func(c *cue) bool {
+		return percentile.match(c.lower)
+	}},
+	// Running out: stock.
+	{Terms("stock inventory"), func(c *cue) bool {
+		return c.any("run out", "running out", "ran out", "running low", "out of stock", "sold out", "selling out")
+	}},
+	// Away from work: an automatic reply.
+	{Terms("vacation autoresponder away"), func(c *cue) bool {
+		return c.any("out of office", "out-of-office", "auto-reply", "autoreply", "auto reply", "away message", "automatic reply", "automatic replies")
+	}},
+}
+
+// howMoved asks how a measure moved ("how has coverage changed").
+var howMoved = anchored("how ")(`\bhow (?:has|have|did)\b.*\b(?:changed|moved|trended|evolved|grown|dropped|improved)\b`)
+
+// childItem says a child of an item.
+var childItem = anchored("child")(`\bchild\s+(?:story|stories|task|tasks|issue|issues|ticket|tickets|item|items|page|pages|card|cards|work item)\b`)
+
+// giveAccess says letting someone in ("give her access to my account").
+var giveAccess = anchored("access")(`\b(?:give|giving|grant|granting|let)\s+(?:\S+\s+){0,3}?access\b`)
+
+// addColumn says a column added to (or dropped from) a table.
+var addColumn = anchored("column")(`\b(?:add|adding|drop|dropping|rename|renaming)\b.*\bcolumn\b.*\btable\b`)
+
+// appendRow says rows added at the end of a table.
+var appendRow = anchored("bottom", "end", "row", "line")(`\b(?:add|adding|put|stick|insert)\b.*\b(?:to|at|onto)\s+the\s+(?:bottom|end)\b|\b(?:add|adding)\s+(?:a|another|one|two|three|\d+)\s+(?:new\s+)?(?:rows?|lines?)\b`)
+
+// aLogin says a login given to someone: an account.
+var aLogin = anchored("login", "log-in")(`\b(?:a|an|new|author|admin|editor)\s+(?:login|log-in)\b`)
+
+// formatting says how text looks.
+var formatting = regexp.MustCompile(`\b(?:bold|italic|italics|underline|strikethrough|font|fonts|background colou?r|text colou?r|(?:light|dark)\s+(?:grey|gray|blue|green|red|yellow))\b`)
+
+// versionLiteral is a version number (v2.0.0, 1.4.0).
+var versionLiteral = anchored(".")(`\bv?\d+\.\d+\.\d+\b|\bv\d+\.\d+\b`)
+
+// travel says getting from one place to another.
+var travel = anchored(" from ")(`\b(?:drive|driving|bike|biking|cycle|cycling|walk|walking|commute|transit|get|go|travel|fly|ride)\b.*\bfrom\b.+\bto\b`)
+
+// freeSlot says a time when people are free.
+var freeSlot = anchored("free")(`\bwhen\b.*\b(?:are|is|am)\s+(?:both\s+)?free\b|\bfree\s+(?:slot|time|window)\b|\b(?:slot|window|time)\b.*\bboth\b.*\bfree\b`)
+
+// moveLeftovers says what is left moved on in bulk.
+var moveLeftovers = anchored("everything", "whatever", "leftover", "left over", "the rest", "roll")(`\b(?:move|shift|roll|carry|bring)\b.*\b(?:everything|whatever|leftovers|left over|the rest)\b|\broll(?:s|ed)?\s+over\b`)
+
+// percentile says a percentile or an average of a measure.
+var percentile = anchored("p5", "p7", "p9", "percentile", "average", "avg")(`\bp(?:50|75|90|95|99|999)\b|\bpercentile\b|\baverage\b|\bavg\b`)
+
+// languages are the names of widely spoken languages, capitalized.
+var languages = toSet(`French German Spanish Italian Portuguese Dutch Swedish Norwegian Danish Finnish Polish Czech Russian Ukrainian Greek Turkish Arabic Hebrew Hindi Japanese Chinese Mandarin Korean Vietnamese Thai Indonesian`)
+
+// intoWords, before a language's name, say a text is in it or goes into
+// it ("put this into French"; not "an Italian place").
+var intoWords = toSet(`into in to from`)
+
+// asksWhoDid reports whether words ask who did something: "who" and a
+// verb in the past ("who changed", "who last touched", "who wrote").
+func asksWhoDid(ws []string) bool {
+	for i, w := range ws {
+		if w != "who" {
+			continue
+		}
+		for j := i + 1; j < len(ws) && j <= i+3; j++ {
+			if x := ws[j]; strings.HasSuffix(x, "ed") && len(x) > 4 || pastTense[x] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var pastTense = toSet(`did wrote made broke took put set ran got gave sent hit shut began drove`)
+
+// containsAny reports whether s contains one of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// actsOnLiteral reports whether a verb of q acts on a literal: "clone
+// https://…", "deploy ./dist". What it acts on is then the literal, which
+// no tool names.
+func actsOnLiteral(q string) bool {
+	fs := strings.Fields(q)
+	for i := 0; i+1 < len(fs); i++ {
+		t, _ := wordTerm(strings.ToLower(strings.Trim(fs[i], ".,;:!?()'\"")))
+		if verbs[t] && isLiteral(strings.TrimRight(fs[i+1], ".,;:!?)")) && literalKind(fs[i+1]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// vagueObjects are nouns that say no kind of thing ("wipe the old
+// numbers in B2:B50"): what a verb does to them is what it does to the
+// place they are in.
+var vagueObjects = toSet(strings.Join(Terms("number numbers stuff thing things everything anything something"), " "))
+
+// anchoredRE is an expression tried only on a text that has one of its
+// anchors: most requests have none, and looking for one is cheaper.
+type anchoredRE struct {
+	anchors []string
+	re      *regexp.Regexp
+}
+
+// anchored returns a constructor of an anchoredRE with anchors.
+func anchored(anchors ...string) func(expr string) anchoredRE {
+	return func(expr string) anchoredRE { return anchoredRE{anchors, regexp.MustCompile(expr)} }
+}
+
+// match reports whether s, lower-cased, matches.
+func (a anchoredRE) match(s string) bool {
+	for _, x := range a.anchors {
+		if strings.Contains(s, x) {
+			return a.re.MatchString(s)
+		}
+	}
+	return false
+}

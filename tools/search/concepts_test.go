@@ -1,0 +1,132 @@
+package search_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+// TestWhatRequestsImply: each request names its tool only by what it
+// implies ("who changed it" a history, "put this into French" a
+// translation) or by an everyday phrase whose particle stands apart from
+// its verb ("get it back"); each is found among the first three, on the
+// real catalogs. The phrasings are the test's own, none from a query set.
+func TestWhatRequestsImply(t *testing.T) {
+	c1 := search.New(loadRealCatalog(t))
+	c2 := search.New(loadCatalogDir(t, "testdata/realcatalog2"))
+	c3 := search.New(loadCatalogDir(t, "testdata/realcatalog3"))
+	c4 := search.New(loadCatalogDir(t, "testdata/realcatalog4"))
+	expectFound(t, c1, []foundCase{
+		{"How long would it take to walk from the train station to the museum?", "google_maps_maps_directions", "getting from one place to another asks for directions"},
+		{"What's the altitude of Denver's airport, roughly?", "google_maps_maps_elevation", "altitude is an elevation"},
+		{"What are the coordinates of 10 Downing Street?", "google_maps_maps_geocode", "coordinates of an address are a geocode"},
+		{"Put together a sourced overview of the state of fusion power funding.", "tavily_research", "a sourced write-up is research"},
+		{"Something is hogging all my memory, what's running?", "desktop_commander_list_processes", "what runs on a machine are its processes"},
+		{"Which deals is the Acme company tied to in the CRM?", "hubspot_list_associations", "things tied together are associations"},
+	})
+	expectFound(t, c2, []foundCase{
+		{"Three stops today across Denver: what's the most efficient order to visit them?", "mapbox_optimization_tool", "the best order of stops is a route optimization"},
+		{"As the crow flies, how many miles is it from Denver (39.74, -104.99) to Boise (43.62, -116.21)?", "mapbox_distance_tool", "as the crow flies is a distance"},
+		{"Find a slot on Friday when both dana@acme.com and lee@acme.com are free.", "google_calendar_get_freebusy", "when people are free is their availability"},
+		{"I want a link I can paste in the incident channel that opens dashboard ops-1.", "grafana_generate_deeplink", "a link to paste is a deep link"},
+		{"Cycle 12 is over, move everything that didn't get done into cycle 13 in Plane.", "plane_transfer_cycle_issues", "moving what is left over is a transfer"},
+		{"What's the p99 latency of the checkout service in Prometheus over the last hour?", "grafana_query_prometheus", "a percentile is a metric query"},
+		{"In Asana, 'Ship v2' can't start until 'QA pass' is done. Can you link them that way?", "asana_add_task_dependencies", "one task waiting on another is a dependency"},
+		{"I have five deliveries across Denver; figure out the most efficient order to visit them.", "mapbox_optimization_tool", "the most efficient order is an optimization"},
+		{"Who's holding the pager on the platform rotation right now?", "grafana_get_current_oncall_users", "who holds the pager is on call"},
+		{"What's the p99 request latency for the checkout service over the last hour? The metrics are in Prometheus.", "grafana_query_prometheus", "a percentile in a context sentence is still the metric asked for"},
+		{"Who's on call for the database rotation tonight?", "grafana_get_current_oncall_users", "who answers the pager is on call"},
+		{"Put a haircut on my calendar for Friday at 10am.", "google_calendar_create_event", "something put on a calendar is an event made"},
+		{"Add a 'Blocked' status between Todo and In Progress in Plane.", "plane_create_state", "a status is a state"},
+	})
+	expectFound(t, c3, []foundCase{
+		{"The client paid twice by mistake, give them their money back on pi_9Zq.", "stripe_create_refund", "money given back is a refund"},
+		{"Who wrote line 40 of cmd/server/main.go?", "git_blame", "who wrote something asks for its history"},
+		{"I was away all week, what's been happening on the Launch board?", "trello_get_recent_activity", "what happened asks for the activity"},
+		{"Show me the P&L for last month.", "xero_list_profit_and_loss", "P&L is profit and loss"},
+		{"Make a copy of the 'Q1' tab and call it 'Q2'.", "google_sheets_sheets_duplicate_sheet", "a copy made is a duplicate; a tab is a sheet"},
+		{"Leave a note on ENG-77 that QA passed on staging.", "linear_add_comment", "a note left on an item is a comment"},
+		{"Put Omar on the 'Launch checklist' card.", "trello_assign_member_to_card", "a person put on a card is assigned"},
+		{"Show me the older versions of page 31, someone broke it.", "wordpress_wp_get_page_revisions", "earlier versions are revisions"},
+		{"Add a 'nickname' varchar column to the members table in Supabase.", "supabase_apply_migration", "a column added to a table is a migration"},
+		{"Add one row at the end of the Costs tab: 2024-06-01, taxi, 18.20.", "google_sheets_sheets_append_values", "rows added at the end are appended"},
+		{"Create FAQ structured data for post 18.", "wordpress_wp_seo_generate_schema", "structured data is a schema"},
+		{"Set up a login on the blog for our new editor Ana, ana@ourblog.com.", "wordpress_wp_create_user", "a login for someone is a user account"},
+		{"The header row on the 'Costs' tab looks awful. Make it bold with a light gray background.", "google_sheets_sheets_format_cells", "bold and colours are formatting; making it bold changes it"},
+		{"Get card 5f1 off the board, but don't lose it.", "trello_archive_card", "out of the way but kept is an archive"},
+		{"Mark this commit as v3.1.0.", "git_tag", "a version number marks a tag"},
+		{"Is there already an issue about the login page crashing?", "linear_search_issues", "whether one already exists is a search"},
+		{"Silence host web-04 until the patch is done.", "datadog_mute_host", "silencing a host mutes it"},
+		{"Any chargebacks this month?", "stripe_list_disputes", "a chargeback is a dispute"},
+		{"Wipe the numbers in A2:C40 on the Scratch tab.", "google_sheets_sheets_clear_values", "wiping cells clears them"},
+		{"Find the articles on the blog that mention our pricing, I want to list them all.", "wordpress_wp_list_posts", "a blog's articles are its posts"},
+		{"Add this week's new hire to the bottom of the Staff tab: Ana Ruiz, 2024-07-01.", "google_sheets_sheets_append_values", "a row added at the bottom is appended"},
+		{"Is there already a ticket about the CSV export timing out? Don't want to file a duplicate.", "linear_search_issues", "whether one already exists is a search"},
+		{"What was the average CPU on the api hosts between 1pm and 3pm?", "datadog_query_metrics", "an average is a metric query"},
+		{"My Supabase project got paused, please bring it back online.", "supabase_restore_project", "a thing brought back online is restored"},
+		{"Clone https://github.com/acme/tools.git into ~/src/tools, just the main branch is fine.", "git_clone", "a verb acting on a literal acts on what no tool names"},
+	})
+	expectFound(t, c4, []foundCase{
+		{"I trashed message 18ab2 by mistake, please get it back.", "gmail_untrash_message", "a thing got back is restored: untrashed"},
+		{"My assistant will handle my inbox while I'm away — give him access to my account.", "gmail_add_delegate", "access given is a delegate"},
+		{"Story 88 is too big, split out a child story for the UI part.", "shortcut_stories_create_subtask", "a child story is a subtask"},
+		{"Customer ctm_9 got charged twice, give them their money back on txn_7.", "paddle_create_adjustment", "money given back is a refund, which an adjustment makes"},
+		{"Oops, I binned the hotel receipt email by accident, it's message 18d3a1bc. Can you get it back?", "gmail_untrash_message", "a thing got back is restored: untrashed"},
+		{"What's about to run out so I can reorder?", "woocommerce_woo_reports_low_stock", "running out is stock"},
+		{"Draft r-991 looks good, fire it off.", "gmail_send_draft", "firing a draft off sends it"},
+		{"Put me on story 881, I'll take it.", "shortcut_stories_assign_current_user", "putting me on a story assigns me"},
+		{"Who turned the beta-banner flag off in production?", "launchdarkly_get_audit_log_entries", "who changed something asks for its audit log"},
+		{"How has code coverage on api-server changed since March?", "sonarqube_measures_history", "how a measure moved asks for its history"},
+		{"Call https://erp.example.com/hook every time an order is placed in the shop.", "woocommerce_woo_webhooks_create", "something called whenever an event happens is a webhook"},
+		{"Put 'Our office is closed on Monday' into German.", "deepl_translate_text", "a language named asks for a translation"},
+		{"Which items are running low in the shop?", "woocommerce_woo_reports_low_stock", "running low is stock"},
+		{"Turn on an out of office reply until the 9th.", "gmail_update_vacation", "out of office is the vacation responder"},
+		{"Story 310 is too big; create a child story for the API part.", "shortcut_stories_create_subtask", "a child story is a subtask"},
+		{"Story 45 is blocked by story 44, record that.", "shortcut_stories_add_relation", "one item blocked by another is a relation"},
+		{"Finding AZ-3 is bogus, it's test code. Mark it so.", "sonarqube_markissuefalsepositive", "a bogus finding is a false positive"},
+		{"Create a SPRING code in Paddle that takes 15% off.", "paddle_create_discount", "a code that takes money off is a discount, and what the request acts on"},
+		{"What would sub_01x be charged if we moved it to the yearly plan? Don't change anything.", "paddle_preview_subscription_update", "what would happen, without doing it, is a preview"},
+		{"Write a reply to Ana's email saying yes, but don't send it yet.", "gmail_create_draft", "written but not sent is a draft"},
+		{"Plan a sprint called 'Sprint 9' from May 2 to May 16.", "shortcut_iterations_create", "a sprint is an iteration"},
+		{"Put the runbook in a doc in Shortcut.", "shortcut_documents_create", "a doc is a document"},
+		{"Order 5521 came damaged, give the buyer back $12.", "woocommerce_woo_orders_refunds_create", "orders_refunds_create makes refunds: a verb's word after a noun is a noun"},
+	})
+	// A version in a range of commits marks no tag.
+	if hits, _ := c3.Search("Run git bisect between v1.2 and HEAD to find the bad commit.", 3, nil); found(hits, "git_tag") {
+		t.Errorf("git bisect between versions: %v, want no git_tag among the first three", names(hits))
+	}
+	// What a request implies does not make a near miss an answer.
+	for _, c := range []struct {
+		ix     *search.Index
+		q, why string
+	}{
+		{c3, "Email invoice INV-0042 to the customer from Xero.", "emailing one is sending it, which no Xero tool does"},
+	} {
+		if hits, _ := c.ix.Search(c.q, 3, nil); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want nothing (%s)", c.q, names(hits), c.why)
+		}
+	}
+}
+
+// TestSourceSpelling: an upstream tool's camelCase name, which its catalog
+// name folds into one word (scan_markissuefalsepositive), is searched by
+// the words its server wrote.
+func TestSourceSpelling(t *testing.T) {
+	mk := func(name, desc string) *tools.Tool {
+		return &tools.Tool{Name: "scan_" + strings.ToLower(name), SourceName: name, Source: "scan", Description: desc}
+	}
+	ix := search.New([]*tools.Tool{
+		mk("markIssueFalsePositive", "Flags a finding."),
+		mk("listProjects", "Lists the projects."),
+		mk("getMeasures", "Returns the measures of a component."),
+		mk("addCommentToIssue", "Adds text to a finding."),
+	})
+	if hits, _ := ix.Search("mark issue as false positive", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "scan_markissuefalsepositive" {
+		t.Errorf("mark issue as false positive: %v, want scan_markissuefalsepositive first", names(hits))
+	}
+	if hits, _ := ix.Search("add a comment to issue AX-3", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "scan_addcommenttoissue" {
+		t.Errorf("add a comment to an issue: %v, want scan_addcommenttoissue first", names(hits))
+	}
+}
