@@ -3,11 +3,13 @@ package search
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
-// rephrasings turn an everyday phrasal verb whose particle stands apart
-// from it ("get the email back", "fire the draft off") into the
-// verb tools say, keeping the words between: they are its object.
+// rephrasings turn everyday phrasings into the words tools say: mostly a
+// phrasal verb whose particle stands apart from it ("get the email back",
+// "fire the draft off"), keeping the words between, its object; also
+// "make a copy of", "put … on my calendar", P&L.
 var rephrasings = []struct {
 	// need is a text the query has, lower-cased, for the rephrasing to
 	// apply: cheaper to look for than the expression.
@@ -30,11 +32,13 @@ var rephrasings = []struct {
 	{"note", regexp.MustCompile(`(?i)\b(?:leave|drop|add|put|post|write)\s+(?:a|an)\s+(?:quick\s+|short\s+)?note\s+on\b`), "add a comment on", false},
 	{"cop", regexp.MustCompile(`(?i)\bmake\s+(?:a\s+)?cop(?:y|ies)\s+of\b`), "duplicate", false},
 	// "Make the header bold", "make the repo public": a change to it.
-	{"make", regexp.MustCompile(`(?i)\bmake\s+((?:the|it|this|that|these|those|them|my|our|its|row|column|cells?)\s+(?:[\w'!:-]+\s+){0,5}?)(bold|italic|public|private|visible|hidden|invisible|read-only|readonly|bigger|smaller|larger|wider|narrower|default|active|inactive|red|green|blue|orange|yellow|purple|grey|gray|black|white)\b`), "change $1 to $2", true},
+	{"make", regexp.MustCompile(`(?i)\bmake\s+((?:the|it|this|that|these|those|them|my|our|its|row|column|cells?)\s+(?:[\w'!:-]+\s+){0,5}?)(bold|italic|public|private|visible|hidden|invisible|read-only|readonly|bigger|smaller|larger|wider|narrower|default|active|inactive|red|green|blue|orange|yellow|purple|grey|gray|black|white)\b`), "change $1 to $2", false},
 	// "Plan the next sprint": making one.
 	{"plan", regexp.MustCompile(`(?i)^(?:please\s+)?plan\s+(a|an|the|our|next)\b`), "create $1", false},
 	// "Put the dentist on my calendar": an event made.
 	{"calendar", regexp.MustCompile(`(?i)\b(?:put|pop|stick)\s+(.{1,60}?)\s+(?:on|in|into)\s+(my|our|the)\s+calendar\b`), "create event $1 on $2 calendar", false},
+	// "Roll the flag out to 20%": a rollout, whatever lies between.
+	{"roll", regexp.MustCompile(`(?i)\broll\s+((?:[\w'-]+\s+){0,4}?)out\b`), "update rollout of $1", false},
 	// Abbreviations that split into letters.
 	{"&", regexp.MustCompile(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
 	// "Email Sam the summary": sending one.
@@ -67,11 +71,20 @@ type cue struct {
 	words, kinds []string
 }
 
-// any reports whether the request says one of phrases.
+// any reports whether the request says one of phrases, each beginning a
+// word ("ping" is not in "shipping"; "earlier version" is in "earlier
+// versions").
 func (c *cue) any(phrases ...string) bool {
 	for _, p := range phrases {
-		if strings.Contains(c.lower, p) {
-			return true
+		for i := 0; ; {
+			j := strings.Index(c.lower[i:], p)
+			if j < 0 {
+				break
+			}
+			if r, _ := utf8.DecodeLastRuneInString(c.lower[:i+j]); i+j == 0 || !isWordRune(r) {
+				return true
+			}
+			i += j + 1
 		}
 	}
 	return false
@@ -225,6 +238,46 @@ var concepts = []struct {
 	{Terms("metric query"), func(c *cue) bool {
 		return percentile.match(c.lower)
 	}},
+	// A share of users: a rollout's percentage.
+	{Terms("rollout percentage targeting"), func(c *cue) bool {
+		return shareOfUsers.match(strings.ToLower(c.query))
+	}},
+	// Mail handled on its own from now on: a filter, a rule.
+	{Terms("filter rule automation"), func(c *cue) bool {
+		return c.any("skip my inbox", "skip the inbox", "skips my inbox", "from now on", "automatically")
+	}},
+	// A percentage of tax: a tax rate.
+	{Terms("rate"), func(c *cue) bool {
+		return taxRate.match(strings.ToLower(c.query))
+	}},
+	// Text said another way: a rephrasing.
+	{Terms("rephrase rewrite tone style"), func(c *cue) bool {
+		return c.any("sound more", "sounds more", "more formal", "more polite", "more diplomatic", "more professional", "more confident", "less blunt", "less formal", "smooth it out", "reword", "rephrase", "rewrite this")
+	}},
+	// Slow: performance, to optimize.
+	{Terms("performance optimize speed"), func(c *cue) bool {
+		return c.any("speed it up", "speed up", "sluggish", "too slow", "so slow", "really slow", "load faster", "loads slowly")
+	}},
+	// Work put aside for later: a stash.
+	{Terms("stash shelve"), func(c *cue) bool {
+		return c.any("put them aside", "put it aside", "set aside", "put aside", "park my changes", "shelve")
+	}},
+	// Put to sleep: paused.
+	{Terms("pause suspend"), func(c *cue) bool {
+		return c.any("to sleep", "hibernate", "on hold", "on ice")
+	}},
+	// Money held: a balance.
+	{Terms("balance"), func(c *cue) bool {
+		return c.any("how much money", "how much cash", "money is sitting", "money sitting", "funds available", "available funds")
+	}},
+	// Whether one may: access, permission.
+	{Terms("access permission"), func(c *cue) bool {
+		return c.any("permission error", "permission denied", "access denied", "do we have access", "have permission", "not allowed to")
+	}},
+	// Rows counted in a table: a SQL query.
+	{Terms("sql query"), func(c *cue) bool {
+		return rowsInTable.match(c.lower)
+	}},
 	// Running out: stock.
 	{Terms("stock inventory"), func(c *cue) bool {
 		return c.any("run out", "running out", "ran out", "running low", "out of stock", "sold out", "selling out")
@@ -270,6 +323,16 @@ var moveLeftovers = anchored("everything", "whatever", "leftover", "left over", 
 
 // percentile says a percentile or an average of a measure.
 var percentile = anchored("p5", "p7", "p9", "percentile", "average", "avg")(`\bp(?:50|75|90|95|99|999)\b|\bpercentile\b|\baverage\b|\bavg\b`)
+
+// shareOfUsers says a share of a product's users ("20% of users").
+var shareOfUsers = anchored("%")(`\d+(?:\.\d+)?\s?%\s+of\s+(?:users|traffic|people|customers|requests|accounts|visitors|the users)\b`)
+
+// taxRate says a percentage of a tax ("8.875% sales tax", "13% HST").
+var taxRate = anchored("%")(`\d+(?:\.\d+)?\s?%\s+(?:\w+\s+){0,2}(?:tax|vat|gst|hst|pst)\b|\b(?:tax|vat|gst|hst|pst)\b.*\d+(?:\.\d+)?\s?%`)
+
+// rowsInTable says rows of a database table ("count the rows in the
+// orders table").
+var rowsInTable = anchored("row")(`\brows\s+(?:are\s+)?(?:in|of)\s+(?:the\s+|my\s+|our\s+)?[\w.]+\s+table\b|\bcount\s+(?:the\s+)?rows\b`)
 
 // languages are the names of widely spoken languages, capitalized.
 var languages = toSet(`French German Spanish Italian Portuguese Dutch Swedish Norwegian Danish Finnish Polish Czech Russian Ukrainian Greek Turkish Arabic Hebrew Hindi Japanese Chinese Mandarin Korean Vietnamese Thai Indonesian`)

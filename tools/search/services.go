@@ -34,6 +34,10 @@ telegram tidal twitch workday zoom`)
 // googleProducts are Google's services named by "google" and a word.
 var googleProducts = toSet(`calendar drive docs sheets slides meet chat photos maps analytics ads classroom keep tasks forms`)
 
+// integrationNouns, after a service's name, make it a part of what the
+// catalog serves rather than a service asked for.
+var integrationNouns = toSet(`hook hooks webhook webhooks gateway gateways integration integrations connector plugin plugins callback`)
+
 // serviceOpeners, before a service's name, say it is where a thing goes.
 var serviceOpeners = toSet(`to in on from via using`)
 
@@ -68,7 +72,9 @@ sents:
 				}
 				continue
 			}
-			if !services[w] || i+1 < len(ws) && ws[i+1] == "one" {
+			// "a PagerDuty one" is one of something else; "our Zapier
+			// hook", "the Stripe gateway" are a part of this system's.
+			if !services[w] || i+1 < len(ws) && (ws[i+1] == "one" || integrationNouns[ws[i+1]]) {
 				continue
 			}
 			// The index has the word in its term form (supabase → supabas).
