@@ -1610,8 +1610,10 @@ func (ix *Index) typos(w string) []string {
 
 // oneEdit reports whether a and b (ASCII) are one edit apart.
 // nameHead returns what a tool's name (its action words) acts on: the
-// last term that is not a verb (nor HTTP's PUT: api_put acts on what its
-// arguments say), or the last of several verbs.
+// last term before any preposition that is not a verb (nor HTTP's PUT:
+// api_put acts on what its arguments say) — a verb's word counts as a noun
+// after a noun, other than the name's own verb — or the last of several
+// verbs.
 func nameHead(action string) string {
 	// What a name acts on comes before its preposition: add_comment_to_issue
 	// adds comments, get_cards_by_list gets cards.
