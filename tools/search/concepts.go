@@ -278,6 +278,22 @@ var concepts = []struct {
 	{Terms("sql query"), func(c *cue) bool {
 		return rowsInTable.match(c.lower)
 	}},
+	// Gone for ever, not to the trash: a deletion.
+	{Terms("delete permanent"), func(c *cue) bool {
+		return c.any("permanently", "gone forever", "not the trash", "not to the trash", "don't just bin", "don't just trash", "not just trash", "not just archive", "don't just archive")
+	}},
+	// Which account this is: the profile, the current user.
+	{Terms("profile current whoami"), func(c *cue) bool {
+		return whichAccount.match(c.lower)
+	}},
+	// Where a thing is still used: its references.
+	{Terms("reference usage"), func(c *cue) bool {
+		return c.any("used anywhere", "still used", "still in use", "where is it used", "rip it out", "safe to remove", "safe to delete")
+	}},
+	// A debit and a credit: a journal entry.
+	{Terms("journal"), func(c *cue) bool {
+		return strings.Contains(c.lower, "debit") && strings.Contains(c.lower, "credit")
+	}},
 	// Running out: stock.
 	{Terms("stock inventory"), func(c *cue) bool {
 		return c.any("run out", "running out", "ran out", "running low", "out of stock", "sold out", "selling out")
@@ -333,6 +349,9 @@ var taxRate = anchored("%")(`\d+(?:\.\d+)?\s?%\s+(?:\w+\s+){0,2}(?:tax|vat|gst|h
 // rowsInTable says rows of a database table ("count the rows in the
 // orders table").
 var rowsInTable = anchored("row")(`\brows\s+(?:are\s+)?(?:in|of)\s+(?:the\s+|my\s+|our\s+)?[\w.]+\s+table\b|\bcount\s+(?:the\s+)?rows\b`)
+
+// whichAccount asks which account a connection uses.
+var whichAccount = anchored("account", "logged in", "signed in", "who am i")(`\b(?:which|what)\s+(?:\w+\s+)?account\b|\blogged\s+in(?:to|\s+as)\b|\bsigned\s+in\s+as\b|\bwho\s+am\s+i\b`)
 
 // languages are the names of widely spoken languages, capitalized.
 var languages = toSet(`French German Spanish Italian Portuguese Dutch Swedish Norwegian Danish Finnish Polish Czech Russian Ukrainian Greek Turkish Arabic Hebrew Hindi Japanese Chinese Mandarin Korean Vietnamese Thai Indonesian`)

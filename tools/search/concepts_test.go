@@ -116,6 +116,16 @@ func TestWhatRequestsImply(t *testing.T) {
 		{"How much did we sell in March?", "woocommerce_woo_reports_sales", "selling is sales"},
 		{"Is the PayPal gateway enabled in the store?", "woocommerce_woo_payment_gateways_list", "a service's gateway is a part of the store"},
 	})
+	// Written after the thirteenth round, on the misses of seen sets.
+	expectFound(t, c3, []foundCase{
+		{"Record a $1,200 debit to rent expense and a credit to cash for May.", "xero_create_manual_journal", "a debit and a credit are a journal entry"},
+	})
+	expectFound(t, c4, []foundCase{
+		{"Permanently wipe these two spam messages, don't just bin them: 18e1, 18e2.", "gmail_batch_delete_messages", "gone for ever, not to the trash, is a deletion"},
+		{"Which Google account is this mail connection using?", "gmail_get_profile", "which account asks for the profile"},
+		{"Is the legacy-nav flag still used anywhere, or can we rip it out?", "launchdarkly_get_code_references", "whether a thing is still used asks for its references"},
+		{"Make this sound more formal before I send it to the client: 'cant make it, sorry'.", "deepl_rephrase_text", "a clause opened by before is the context, not the ask"},
+	})
 	for _, q := range []string{"post message to slack channel", "google calendar create event", "list auth0 users"} {
 		if hits, _ := c4.Search(q, 3, nil); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v, want nothing (a service typed in lower case; a listing no tool of the named server does)", q, names(hits))

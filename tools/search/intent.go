@@ -158,7 +158,7 @@ func isContext(s string) bool {
 // or the reason, not the action: "… saying the fix is deployed", "…
 // because it broke the build", "… so that we can both edit it", "… so
 // GitHub can post there" (not "… so please make it the default").
-var argClause = toSet(`saying says stating because so`)
+var argClause = toSet(`saying says stating because so before`)
 
 // saidThings are what one writes to say something: a "that" after one
 // opens what it says.

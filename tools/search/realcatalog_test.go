@@ -395,7 +395,9 @@ func TestRealCatalogBlind(t *testing.T) {
 // misses guided the thirteenth. blindc3j, written then and first run on
 // the thirteenth's final ranking, never looked at: 41/45, 53/70, 28/45
 // (41/45, 46/70, 24/45 before the twelfth; 41/45, 51/70, 28/45 after it).
-// Thresholds a little under, as guards.
+// blindc3k, written after the thirteenth round, never looked at: 42/45,
+// 48/70, 25/45 on it and on the fourteenth (42/45, 40/70, 25/45 before the
+// twelfth). Thresholds a little under, as guards.
 func TestRealCatalog3(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog3"), "testdata/realcatalog3", []blindSet{
 		{"blindc3a.json", 0.88, 0.66, 0.52},
@@ -408,6 +410,7 @@ func TestRealCatalog3(t *testing.T) {
 		{"blindc3h.json", 0.84, 0.67, 0.50},
 		{"blindc3i.json", 0.91, 0.70, 0.62},
 		{"blindc3j.json", 0.87, 0.72, 0.58},
+		{"blindc3k.json", 0.89, 0.65, 0.51},
 	})
 }
 
@@ -425,7 +428,9 @@ func TestRealCatalog3(t *testing.T) {
 // blindc4f, written after the twelfth round and first run on the
 // thirteenth's final ranking, never looked at: 40/45, 44/70, 33/45 (35/45,
 // 30/70, 32/45 before the twelfth; 40/45, 42/70, 33/45 after it).
-// Thresholds a little under, as guards.
+// blindc4g, written after the thirteenth round, never looked at: 43/45,
+// 43/70, 29/45 on it, 43/45, 45/70, 29/45 on the fourteenth (41/45,
+// 33/70, 26/45 before the twelfth). Thresholds a little under, as guards.
 func TestRealCatalog4(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog4"), "testdata/realcatalog4", []blindSet{
 		{"blindc4a.json", 0.88, 0.76, 0.58},
@@ -434,6 +439,7 @@ func TestRealCatalog4(t *testing.T) {
 		{"blindc4d.json", 0.91, 0.66, 0.56},
 		{"blindc4e.json", 0.93, 0.66, 0.56},
 		{"blindc4f.json", 0.86, 0.60, 0.70},
+		{"blindc4g.json", 0.91, 0.61, 0.60},
 	})
 }
 
