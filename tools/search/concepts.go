@@ -41,6 +41,10 @@ var rephrasings = []struct {
 	{"roll", regexp.MustCompile(`(?i)\broll\s+((?:[\w'-]+\s+){0,4}?)out\b`), "update rollout of $1", false},
 	// Abbreviations that split into letters.
 	{"&", regexp.MustCompile(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
+	// "Log a bug", "file a ticket", "log that we spent …": recording one.
+	{"", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
+	// "Hand the issue over to Sam": giving it to someone.
+	{"over", regexp.MustCompile(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
 	// "Email Sam the summary": sending one.
 	{"m", regexp.MustCompile(`(?i)^(?:please\s+)?(?:e-?mail|message)\s`), "send email to ", false},
 }
@@ -298,6 +302,10 @@ var concepts = []struct {
 	{Terms("stock inventory"), func(c *cue) bool {
 		return c.any("run out", "running out", "ran out", "running low", "out of stock", "sold out", "selling out")
 	}},
+	// Billing someone for something: an invoice, a charge.
+	{Terms("invoice charge bill"), func(c *cue) bool {
+		return billSomeone.match(c.lower)
+	}},
 	// Away from work: an automatic reply.
 	{Terms("vacation autoresponder away"), func(c *cue) bool {
 		return c.any("out of office", "out-of-office", "auto-reply", "autoreply", "auto reply", "away message", "automatic reply", "automatic replies")
@@ -321,6 +329,10 @@ var appendRow = anchored("bottom", "end", "row", "line")(`\b(?:add|adding|put|st
 
 // aLogin says a login given to someone: an account.
 var aLogin = anchored("login", "log-in")(`\b(?:a|an|new|author|admin|editor)\s+(?:login|log-in)\b`)
+
+// billSomeone says a customer billed ("bill Acme for 10 hours", "bill
+// sub_01 a one-off fee"), the verb opening a sentence.
+var billSomeone = anchored("bill")(`(?:^|[.!?]\s+)(?:please\s+)?bill\s+(?:\S+\s+){1,4}?(?:for|a|an)\b`)
 
 // formatting says how text looks.
 var formatting = regexp.MustCompile(`\b(?:bold|italic|italics|underline|strikethrough|font|fonts|background colou?r|text colou?r|(?:light|dark)\s+(?:grey|gray|blue|green|red|yellow))\b`)
