@@ -12,7 +12,8 @@ import (
 // "make a copy of", "put … on my calendar", P&L.
 var rephrasings = []struct {
 	// need is a text the query has, lower-cased, for the rephrasing to
-	// apply: cheaper to look for than the expression.
+	// apply (or one of several, split by "|"): cheaper to look for than
+	// the expression.
 	need string
 	re   *regexp.Regexp
 	repl string
@@ -42,7 +43,7 @@ var rephrasings = []struct {
 	// Abbreviations that split into letters.
 	{"&", regexp.MustCompile(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
 	// "Log a bug", "file a ticket", "log that we spent …": recording one.
-	{"", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
+	{"log|file|raise|lodge", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
 	// "Hand the issue over to Sam": giving it to someone.
 	{"over", regexp.MustCompile(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
 	// "Email Sam the summary": sending one.
@@ -53,7 +54,7 @@ var rephrasings = []struct {
 func rephrase(q string) string {
 	lower := strings.ToLower(q)
 	for _, r := range rephrasings {
-		if !strings.Contains(lower, r.need) {
+		if !containsOne(lower, r.need) {
 			continue
 		}
 		q = r.re.ReplaceAllStringFunc(q, func(m string) string {
@@ -66,6 +67,21 @@ func rephrase(q string) string {
 		})
 	}
 	return q
+}
+
+// containsOne reports whether s contains one of the texts of need, split
+// by "|".
+func containsOne(s, need string) bool {
+	for {
+		t, rest, more := strings.Cut(need, "|")
+		if strings.Contains(s, t) {
+			return true
+		}
+		if !more {
+			return false
+		}
+		need = rest
+	}
 }
 
 // cue is a request as concepts read it: lower-cased and as words, as

@@ -564,10 +564,11 @@
 // a verb in the past, "what happened", "as the crow flies", a language's
 // name after "into", "every time … https://…", "don't send it", "% off",
 // "child story", "blocked by", a version number…); an implied concept
-// weighs as a word of the request (1.5 words since the fifteenth round) and, in the action-meets-object rule,
-// as what it acts on ("a code that takes 30% off" is a discount). Phrasal
-// verbs whose particle stands apart are read as their verb ("give the
-// customer $45 back": refund; "get it back", "bring it back online":
+// weighs as a word of the request (1.5 words since the fifteenth round)
+// and, in the action-meets-object rule, as what it acts on ("a code that
+// takes 30% off" is a discount). Phrasal verbs whose particle stands apart
+// are read as their verb ("give the customer $45 back": refund; "get it
+// back", "bring it back online":
 // restore, untrash; "fire it off": send; "put Sam on the card": assign;
 // "leave a note on ENG-7": comment; "make it bold": change). A few more
 // one-way words (a sprint is an iteration or a cycle, silencing mutes or
@@ -996,7 +997,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	}
 	stripped, kinds := stripLiterals(query)
 	plain := rephrase(ix.joinCamel(ix.stripNames(stripped)))
-	if ix.famDF["googl"] > 0 {
+	if ix.famDF[googleTerm] > 0 {
 		plain = bareGoogle(plain)
 	}
 	terms, qw := queryTerms(plain)
@@ -2886,6 +2887,9 @@ func (ix *Index) namesConcept(i int32, concepts map[string][]string) bool {
 	}
 	return false
 }
+
+// googleTerm is "google" as the index has it.
+var googleTerm = Terms("google")[0]
 
 // bareGoogle drops "Google" said alone, not before one of its products'
 // names ("so Google shows rich results", "since the last Google
