@@ -46,6 +46,14 @@ var rephrasings = []struct {
 	{"log|file|raise|lodge", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
 	// "Hand the issue over to Sam": giving it to someone.
 	{"over", regexp.MustCompile(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
+	// Adding numbers up is summing them ("add two numbers", "add up the
+	// totals"), not creating anything.
+	{"add", regexp.MustCompile(`(?i)\badd\s+(?:up\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)|((?:two|three|some|these|those|the|a\s+few|all)\s+(?:of\s+the\s+)?)?(numbers|values|figures|amounts))\b`), "sum $1$2$3", false},
+	// A completion undone is a reopening ("undo completing the task",
+	// "un-complete it", "uncheck it").
+	{"un", regexp.MustCompile(`(?i)\b(?:(?:undo|reverse|revert)\s+(?:the\s+|my\s+)?(?:complet\w*|clos(?:e|ed|ing)|finish\w*|check(?:ing|ed)?\s+off|tick(?:ing|ed)?\s+off)|un-?(?:complete|completed|check|checked|tick|ticked|finish))\b`), "reopen", false},
+	// "Ring +44 …", "dial …": a phone call.
+	{"ring|dial", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:ring|dial)\s`), "${1}make a phone call to ", false},
 	// "Email Sam the summary": sending one.
 	{"m", regexp.MustCompile(`(?i)^(?:please\s+)?(?:e-?mail|message)\s`), "send email to ", false},
 }
@@ -188,6 +196,57 @@ var concepts = []struct {
 	// A login for someone is an account.
 	{Terms("user account"), func(c *cue) bool {
 		return aLogin.match(c.lower)
+	}},
+	// What is near: a local place.
+	{Terms("local place"), func(c *cue) bool {
+		return c.any("near me", "nearby", "near here", "around here", "close by", "in my area", "closest", "nearest")
+	}},
+	// What I did: my activity, events.
+	{Terms("activity event"), func(c *cue) bool {
+		return c.any("what did i do", "what did i actually do", "what have i done", "what i did", "what i've done", "what i have done", "my activity", "my recent activity", "what did i get done", "what i got done")
+	}},
+	// A value changed in a named file: an edit of the file.
+	{Terms("edit"), func(c *cue) bool {
+		return contains(c.kinds, "file") && c.any("change ", "flip ", "replace ", "swap ", "bump ")
+	}},
+	// Money owed, late: an aged receivable or payable.
+	{Terms("aged receivable payable"), func(c *cue) bool {
+		return c.any("owe us", "owes us", "owed to us", "we owe", "do we owe", "owe money", "behind on pay")
+	}},
+	// A link others can open: a share link.
+	{Terms("share link"), func(c *cue) bool {
+		return c.any("shareable link", "sharable link", "view-only link", "view only link", "link anyone", "link that anyone", "public link", "sharing link")
+	}},
+	// How to do something: documentation, help (not how to get
+	// somewhere: directions).
+	{Terms("documentation docs knowledge help guide"), func(c *cue) bool {
+		howTo := strings.HasPrefix(c.lower, "how do i ") || strings.HasPrefix(c.lower, "how can i ") || strings.HasPrefix(c.lower, "how do you ")
+		return howTo && !c.any("get from", "get to", "get there", "go from", "go to", "drive", "walk", "travel") ||
+			c.any("what does the documentation say", "according to the docs", "check the docs", "current docs", "official docs")
+	}},
+	// What is on a calendar: its events.
+	{Terms("event meeting appointment"), func(c *cue) bool {
+		return c.any("on my calendar", "on my schedule", "on the calendar", "in my calendar", "on our calendar", "my schedule", "my agenda")
+	}},
+	// Time spent, logged: a worklog, a timesheet.
+	{Terms("worklog timesheet time"), func(c *cue) bool {
+		return c.any("log time", "log that time", "log the time", "log hours", "log my hours", "hours on", "minutes on", "time against", "that against", "my hours", "her hours", "his hours", "hours for last week", "hours a day")
+	}},
+	// A column on a board: a section, a list.
+	{Terms("section list"), func(c *cue) bool {
+		return c.any("column") && c.any("board")
+	}},
+	// Money brought in: sales, revenue.
+	{Terms("sales revenue"), func(c *cue) bool {
+		return c.any("bring in", "brought in", "take in", "took in", "how much did we make", "how much we made", "how much did we sell", "how much did the shop sell", "how much did the store sell", "earned", "earnings", "turnover")
+	}},
+	// A fake event sent to test a handler: a simulation.
+	{Terms("simulation simulate test"), func(c *cue) bool {
+		return c.any("fake ", "simulate", "dummy event", "dummy webhook", "test event", "test webhook", "mock event", "mock webhook")
+	}},
+	// The news, what is current: a web search.
+	{Terms("web search news"), func(c *cue) bool {
+		return c.any("latest news", "news on ", "news about ", "look it up", "look this up", "look that up", "look something up", "google it", "search online", "search the web", "on the internet", "announcements at", "announced at")
 	}},
 	// Bold, colours, fonts: formatting.
 	{Terms("format style"), func(c *cue) bool {
@@ -433,7 +492,7 @@ func actsOnLiteral(q string) bool {
 // vagueObjects are nouns that say no kind of thing ("wipe the old
 // numbers in B2:B50"): what a verb does to them is what it does to the
 // place they are in.
-var vagueObjects = toSet(strings.Join(Terms("number numbers stuff thing things everything anything something"), " "))
+var vagueObjects = toSet(strings.Join(Terms("number numbers stuff thing things everything anything something id ids identifier uuid"), " "))
 
 // anchoredRE is an expression tried only on a text that has one of its
 // anchors: most requests have none, and looking for one is cheaper.

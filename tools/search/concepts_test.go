@@ -18,6 +18,7 @@ func TestWhatRequestsImply(t *testing.T) {
 	c2 := search.New(loadCatalogDir(t, "testdata/realcatalog2"))
 	c3 := search.New(loadCatalogDir(t, "testdata/realcatalog3"))
 	c4 := search.New(loadCatalogDir(t, "testdata/realcatalog4"))
+	c5 := search.New(loadCatalogDir(t, "testdata/realcatalog5"))
 	expectFound(t, c1, []foundCase{
 		{"How long would it take to walk from the train station to the museum?", "google_maps_maps_directions", "getting from one place to another asks for directions"},
 		{"What's the altitude of Denver's airport, roughly?", "google_maps_maps_elevation", "altitude is an elevation"},
@@ -135,6 +136,56 @@ func TestWhatRequestsImply(t *testing.T) {
 	expectFound(t, c4, []foundCase{
 		{"Hand Sonar issue AYz77 over to mchen.", "sonarqube_assignissue", "handing an issue over to someone assigns it"},
 		{"Put this into German for the Berlin office, they asked twice already: 'The office is closed on Friday for the move.'", "deepl_translate_text", "a tool whose name says what is implied fits a long request"},
+	})
+	// Written in the sixteenth round, on the misses of seen sets.
+	expectFound(t, c1, []foundCase{
+		{"please add these numbers: 4, 9 and 12", "everything_get_sum", "adding numbers is summing them, not creating anything"},
+		{"Associate deal 42 with the Acme company in HubSpot.", "hubspot_batch_create_associations", "associate is the verb of associations"},
+		{"uncheck the 'buy milk' task in Todoist, I haven't bought it yet", "todoist_reopen_tasks", "a completion undone is a reopening"},
+		{"any ramen near me?", "brave_search_brave_local_search", "what is near is a local place"},
+		{"where can I get a haircut around here", "google_maps_maps_search_places", "what is around here is a local place"},
+		{"rename notes.txt to todo.txt", "desktop_commander_move_file", "move is the verb of moved; its summary says rename"},
+	})
+	expectFound(t, c2, []foundCase{
+		{"tasks of an asana project", "asana_get_tasks_for_project", "common words fit a tool of the family the query names when they say more than half its name"},
+	})
+	expectFound(t, c3, []foundCase{
+		{"Archive the 'Backlog 2023' list (id 5e1f) on our team board, we've finished with it.", "trello_archive_list", "an id is no object the action must meet"},
+	})
+	expectFound(t, c4, []foundCase{
+		{"dark-mode flag change history in LaunchDarkly", "launchdarkly_get_audit_log_entries", "a verb before history is its modifier"},
+		{"Add http://localhost:8080/cb to the allowed callback URLs of our Auth0 app, client id XyZ1.", "auth0_update_application", "a request only to change is no reading tool's"},
+		{"download the attachment from that email", "gmail_get_attachment", "downloading a thing gets it"},
+		{"Write an Auth0 action that blocks logins from disposable email domains.", "auth0_create_action", "writing a thing creates it"},
+		{"How much did the store bring in over the last quarter?", "woocommerce_woo_reports_sales", "money brought in is sales"},
+		{"Send a fake order.created webhook to our staging endpoint so we can test the handler.", "paddle_create_simulation", "a fake event is a simulation"},
+	})
+	expectFound(t, c1, []foundCase{
+		{"What's the latest news on the Artemis moon mission?", "brave_search_brave_web_search", "the news is a web search"},
+		{"What did I do on GitLab last week? I need it for my review.", "gitlab_list_events", "what I did is my activity"},
+		{"In /etc/app/settings.ini flip VERBOSE = 1 to VERBOSE = 0.", "desktop_commander_edit_block", "a value flipped in a named file is an edit"},
+	})
+	expectFound(t, c2, []foundCase{
+		{"What's on my calendar next Monday afternoon?", "google_calendar_list_events", "what is on a calendar are its events"},
+		{"I spent two hours on the checkout bug today, log that against it in Plane.", "plane_create_worklog", "time logged against an item is a worklog"},
+		{"Add an 'In Review' column to the Website board in Asana (project 1200).", "asana_create_section", "a column on a board is a section"},
+	})
+	expectFound(t, c3, []foundCase{
+		{"How much does Wayne Enterprises owe us right now?", "xero_list_aged_receivables_by_contact", "what they owe us is a receivable"},
+	})
+	// The fifth catalog: what its first three sets missed.
+	expectFound(t, c5, []foundCase{
+		{"How do I make a board private in monday.com?", "monday_get_monday_knowledge", "how to do something asks the documentation"},
+		{"I need a view-only link to the Q3 deck that anyone can open.", "onedrive_create_drive_item_share_link", "a link anyone can open is a share link"},
+		{"Dig through my OneDrive for the signed NDA from Globex.", "onedrive_search_onedrive_files", "digging through is searching"},
+		{"Import the ISO at https://example.com/debian.iso as a custom DigitalOcean image in nyc3.", "digitalocean_image_create", "importing a thing creates it"},
+		{"turn on backups for droplet 991", "digitalocean_enable_backups_droplet", "turning on is enabling"},
+		{"turn off droplets tagged staging", "digitalocean_shutdown_droplets_tag", "turning off is a shutdown"},
+		{"Ring +15005550006 from our main line and read out the message at https://example.com/twiml/alert.xml.", "twilio_twilioapiv2010_createcall", "ringing a number is a call"},
+		{"Release the number +15005550006 from our account, we don't need it.", "twilio_twilioapiv2010_deleteincomingphonenumber", "a phone number is a literal of its kind, not an unknown word"},
+		{"What messages did +15005550006 send us today?", "twilio_twilioapiv2010_listmessage", "a phone number is a literal of its kind, not an unknown word"},
+		{"Look up the buyer jill@example.com in the shop.", "shopify_get_customers", "a buyer is a customer"},
+		{"Shut down every droplet tagged batch until Monday.", "digitalocean_shutdown_droplets_tag", "until Monday is a date, not the monday.com server"},
 	})
 	if hits, _ := c2.Search("Mark Grafana incident 88 as resolved, the fix is out.", 3, nil); len(hits) != 0 {
 		t.Errorf("mark a Grafana incident resolved: %v, want nothing (mark is an action, and no Grafana tool updates an incident)", names(hits))

@@ -77,13 +77,16 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // isLiteral reports whether a query token is a value rather than a word:
 // it starts with a digit or a reference sign (#17, !42, 8080, 3pm), or it
-// is a path, URL, e-mail address or file name.
+// is a phone number, path, URL, e-mail address or file name.
 func isLiteral(f string) bool {
 	f = strings.TrimLeft(f, "(")
 	if f == "" {
 		return false
 	}
 	if c := f[0]; c >= '0' && c <= '9' || (c == '#' || c == '!' || c == '@') && len(f) > 1 {
+		return true
+	}
+	if phoneNumber(f) {
 		return true
 	}
 	if strings.Contains(f, "://") || strings.HasPrefix(f, "./") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "/") && len(f) > 1 {
@@ -171,13 +174,16 @@ var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz m
 
 // literalKind returns the kind of a literal query token, as a term: "url"
 // for a URL or a host (docs.example.com/pricing), "file" for a path or a
-// file name, "" for others (a number, an e-mail address: whom a call is
-// about, not what the tool takes).
+// file name, "phone" for an international phone number (+14155550123),
+// "" for others (a number, an e-mail address: whom a call is about, not
+// what the tool takes).
 func literalKind(f string) string {
 	f = strings.TrimRight(strings.Trim(f, "()<>[]\"'`,;:!?"), ".")
 	switch {
 	case f == "" || strings.IndexByte(f, '@') >= 0: // an address or its domain (@acme.io)
 		return ""
+	case phoneNumber(f):
+		return "phone"
 	case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
 		return "url"
 	case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
@@ -210,4 +216,23 @@ func isExtension(s string) bool {
 		letter = letter || unicode.IsLetter(r)
 	}
 	return letter
+}
+
+// phoneNumber reports whether f is an international phone number: + and
+// seven to fifteen digits (+14155550123, +44-20-7946-0018).
+func phoneNumber(f string) bool {
+	if len(f) < 8 || f[0] != '+' {
+		return false
+	}
+	n := 0
+	for _, r := range f[1:] {
+		switch {
+		case r >= '0' && r <= '9':
+			n++
+		case r == '-' || r == '.' || r == '(' || r == ')':
+		default:
+			return false
+		}
+	}
+	return n >= 7 && n <= 15
 }
