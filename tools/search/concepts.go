@@ -159,7 +159,7 @@ var concepts = []struct {
 	}},
 	// One item waits on another: a relation between them.
 	{Terms("relation dependency link block"), func(c *cue) bool {
-		return c.any("blocked by", "blocks ", "depends on", "dependent on", "can't start until", "cannot start until", "can not start until", "waiting on")
+		return c.any("blocked by", "blocks ", "as blocking", "depends on", "dependent on", "can't start until", "cannot start until", "can not start until", "waiting on")
 	}},
 	// A finding that is wrong: a false positive to dismiss.
 	{Terms("false positive dismiss"), func(c *cue) bool {
@@ -236,6 +236,38 @@ var concepts = []struct {
 	{Terms("section list"), func(c *cue) bool {
 		return c.any("column") && c.any("board")
 	}},
+	// What a commit or a merge request changed: its diff.
+	{Terms("diff change"), func(c *cue) bool {
+		return c.any("commit", "mr ", "pr ", "merge request", "pull request") && c.any("what ") && c.any("change")
+	}},
+	// Who has approved, who still must: the approvals' state.
+	{Terms("approval"), func(c *cue) bool {
+		return c.any("approv", "sign off", "signed off", "give the ok") && c.any("who still", "who needs to", "who has to", "who else", " yet", "still need", "still has to")
+	}},
+	// A copy of a repository of one's own: a fork.
+	{Terms("fork"), func(c *cue) bool {
+		return c.any("my own copy", "our own copy", "own copy of", "under my namespace", "into my namespace", "to my namespace", "under my username", "under my account", "into my personal namespace", "my personal namespace", "my own namespace")
+	}},
+	// Told when something changes: a monitor, a watch.
+	{Terms("monitor watch subscribe"), func(c *cue) bool {
+		return c.any("notify me when", "alert me when", "notified when", "let me know when", "let me know whenever", "tell me when", "watch for changes", "watch it for changes", "keep an eye on")
+	}},
+	// A commit undone: a reset.
+	{Terms("reset revert"), func(c *cue) bool {
+		return c.any("undo my last commit", "undo last commit", "undo the last commit", "undo that commit", "undo my commit", "uncommit")
+	}},
+	// Rows or columns kept in view: a sheet's properties.
+	{Terms("properties"), func(c *cue) bool {
+		return c.any("freeze", "frozen", "unfreeze")
+	}},
+	// The cells of a range read: their values.
+	{Terms("values"), func(c *cue) bool {
+		return c.any("cell range", "range of cells", "cells from", "cell values", "read cells", "read a range", "read the range")
+	}},
+	// The tabs of a spreadsheet: its metadata.
+	{Terms("metadata"), func(c *cue) bool {
+		return c.any("tabs in", "tabs of", "sheet tabs", "tab names", "list tabs", "list the tabs", "which tabs", "what tabs")
+	}},
 	// Money brought in: sales, revenue.
 	{Terms("sales revenue"), func(c *cue) bool {
 		return c.any("bring in", "brought in", "take in", "took in", "how much did we make", "how much we made", "how much did we sell", "how much did the shop sell", "how much did the store sell", "earned", "earnings", "turnover")
@@ -275,7 +307,7 @@ var concepts = []struct {
 	}},
 	// Where an address is on the map: its coordinates, a geocode.
 	{Terms("geocode coordinates"), func(c *cue) bool {
-		return c.any("coordinates for", "coordinates of", "lat/long", "lat long", "latitude and longitude", "lat and long")
+		return c.any("coordinates for", "coordinates of", "lat/long", "lat long", "latitude and longitude", "lat and long", "lat lng", "lat/lng", "to lat", "for lat")
 	}},
 	// A sourced write-up: research.
 	{Terms("research"), func(c *cue) bool {
@@ -422,7 +454,7 @@ var travel = anchored(" from ")(`\b(?:drive|driving|bike|biking|cycle|cycling|wa
 var freeSlot = anchored("free")(`\bwhen\b.*\b(?:are|is|am)\s+(?:both\s+)?free\b|\bfree\s+(?:slot|time|window)\b|\b(?:slot|window|time)\b.*\bboth\b.*\bfree\b`)
 
 // moveLeftovers says what is left moved on in bulk.
-var moveLeftovers = anchored("everything", "whatever", "leftover", "left over", "the rest", "roll")(`\b(?:move|shift|roll|carry|bring)\b.*\b(?:everything|whatever|leftovers|left over|the rest)\b|\broll(?:s|ed)?\s+over\b`)
+var moveLeftovers = anchored("everything", "whatever", "leftover", "left over", "the rest", "roll", "unfinished", "carry", "incomplete")(`\b(?:move|shift|roll|carry|bring)\b.*\b(?:everything|whatever|leftovers|left over|the rest|unfinished|incomplete)\b|\b(?:roll|carry)(?:s|ed|ies|ied)?\s+over\b`)
 
 // percentile says a percentile or an average of a measure.
 var percentile = anchored("p5", "p7", "p9", "percentile", "average", "avg")(`\bp(?:50|75|90|95|99|999)\b|\bpercentile\b|\baverage\b|\bavg\b`)

@@ -173,6 +173,27 @@ func TestWhatRequestsImply(t *testing.T) {
 	expectFound(t, c3, []foundCase{
 		{"How much does Wayne Enterprises owe us right now?", "xero_list_aged_receivables_by_contact", "what they owe us is a receivable"},
 	})
+	// Written in the seventeenth round, on the misses of seen sets.
+	expectFound(t, c1, []foundCase{
+		{"Close #412 in web/app, the fix shipped on Tuesday.", "gitlab_update_issue", "a tracker's number (#412) is an issue's"},
+		{"Set issue 7 as blocking issue 9 in the api project.", "gitlab_create_issue_link", "one issue as blocking another is a relation between them"},
+		{"What exactly did commit 9c1e2f7 change in core/api?", "gitlab_get_commit_diff", "what a commit changed is its diff"},
+		{"Who still has to approve MR 77 in web/app?", "gitlab_get_merge_request_approval_state", "who still has to approve asks for the approvals"},
+		{"Can I get my own copy of gitlab-org/cli under my namespace to experiment?", "gitlab_fork_repository", "one's own copy of a repository is a fork"},
+		{"lat lng of 221B Baker Street, London", "google_maps_maps_geocode", "the lat lng of an address is a geocode"},
+		{"let me know when the status page at https://status.acme.io changes", "firecrawl_monitor_create", "told when something changes is a monitor"},
+		{"Cut a branch hotfix/tax-fix from main in shop/web.", "gitlab_create_branch", "a repository's path (shop/web) is a value, not the words shop and web"},
+	})
+	expectFound(t, c2, []foundCase{
+		{"carry over the unfinished issues to the next cycle in Plane", "plane_transfer_cycle_issues", "unfinished work carried over is a transfer"},
+	})
+	expectFound(t, c3, []foundCase{
+		{"undo the last commit, it had the wrong message", "git_reset", "a commit undone is a reset"},
+		{"freeze the first two rows of the Budget tab", "google_sheets_sheets_update_sheet_properties", "frozen rows are a sheet's properties"},
+		{"read the cell range B2:D9 from the Leads sheet", "google_sheets_sheets_get_values", "a range of cells read is its values"},
+		{"list the tabs of spreadsheet 1AbCdE", "google_sheets_sheets_get_metadata", "a spreadsheet's tabs are its metadata"},
+		{"Set the alt text of image 55 to 'Sunset over the bay'.", "wordpress_wp_update_media", "an image is a media item"},
+	})
 	// The fifth catalog: what its first three sets missed.
 	expectFound(t, c5, []foundCase{
 		{"How do I make a board private in monday.com?", "monday_get_monday_knowledge", "how to do something asks the documentation"},

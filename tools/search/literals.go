@@ -10,7 +10,8 @@ import (
 // stripLiterals removes from a query the literal values a request quotes
 // or names — quoted strings ('Fix login', `npm test`), numbers and
 // references (8080, #17, !42, 3pm), paths and file names (src/auth.go,
-// ./src, config.yaml), URLs and e-mail addresses — which are the
+// ./src, config.yaml), a repository's or a branch's path ("in
+// acme/widgets", feature/invoice-export), URLs and e-mail addresses — which are the
 // arguments of a call, not what the tool does, and would otherwise count
 // as query words no tool uses. Quoted strings are kept when fewer than two
 // words would remain outside them (a model may quote what it looks for:
@@ -38,8 +39,14 @@ func stripLiterals(query string) (string, []string) {
 	fs := strings.Fields(text)
 	out := fs[:0]
 	var kinds []string
+	prev := ""
 	for _, f := range fs {
-		if !isLiteral(strings.TrimRight(f, ".,;:!?)")) {
+		t := strings.TrimRight(f, ".,;:!?)")
+		// A repository's path (acme/widgets, "in web/storefront") is a
+		// value; a pair of words (free/busy, brands/vendors) is not.
+		repo := repoPath(t) && (strings.ContainsAny(t, "-_.0123456789") || repoPreps[strings.ToLower(prev)])
+		prev = f
+		if !repo && !isLiteral(t) {
 			out = append(out, f)
 		} else if k := literalKind(f); k != "" && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
@@ -175,7 +182,8 @@ var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz m
 // literalKind returns the kind of a literal query token, as a term: "url"
 // for a URL or a host (docs.example.com/pricing), "file" for a path or a
 // file name, "phone" for an international phone number (+14155550123),
-// "" for others (a number, an e-mail address: whom a call is about, not
+// "issu" for a tracker's number (#231: an issue, as trackers number
+// them), "" for others (a number, an e-mail address: whom a call is about, not
 // what the tool takes).
 func literalKind(f string) string {
 	f = strings.TrimRight(strings.Trim(f, "()<>[]\"'`,;:!?"), ".")
@@ -184,6 +192,8 @@ func literalKind(f string) string {
 		return ""
 	case phoneNumber(f):
 		return "phone"
+	case len(f) > 1 && f[0] == '#' && strings.Trim(f[1:], "0123456789") == "":
+		return "issu"
 	case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
 		return "url"
 	case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
@@ -236,3 +246,22 @@ func phoneNumber(f string) bool {
 	}
 	return n >= 7 && n <= 15
 }
+
+// repoPath reports whether f is shaped as a repository's path: two parts
+// of lower-case letters, digits, dots, - and _ (acme/widgets).
+func repoPath(f string) bool {
+	a, b, ok := strings.Cut(f, "/")
+	if !ok || len(a) < 2 || len(b) < 2 || strings.Contains(b, "/") {
+		return false
+	}
+	for _, r := range a + b {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// repoPreps are the words before which a repository is named ("in
+// acme/widgets", "from web/app").
+var repoPreps = toSet(`in from of to into on for at`)
