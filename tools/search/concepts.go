@@ -47,11 +47,15 @@ var rephrasings = []struct {
 	// "Hand the issue over to Sam": giving it to someone.
 	{"over", regexp.MustCompile(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
 	// Adding numbers up is summing them ("add two numbers", "add up the
-	// totals"), not creating anything.
-	{"add", regexp.MustCompile(`(?i)\badd\s+(?:up\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)|((?:two|three|some|these|those|the|a\s+few|all)\s+(?:of\s+the\s+)?)?(numbers|values|figures|amounts))\b`), "sum $1$2$3", false},
+	// totals"), not creating anything ("add the values to column B"
+	// appends them).
+	{"add", regexp.MustCompile(`(?i)\badd\s+(?:up\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)|((?:two|three|some|these|those|the|a\s+few|all)\s+(?:of\s+the\s+)?)?(numbers|figures))\b`), "sum $1$2$3", false},
 	// A completion undone is a reopening ("undo completing the task",
-	// "un-complete it", "uncheck it").
-	{"un", regexp.MustCompile(`(?i)\b(?:(?:undo|reverse|revert)\s+(?:the\s+|my\s+)?(?:complet\w*|clos(?:e|ed|ing)|finish\w*|check(?:ing|ed)?\s+off|tick(?:ing|ed)?\s+off)|un-?(?:complete|completed|check|checked|tick|ticked|finish))\b`), "reopen", false},
+	// "un-complete it"; not "uncheck the box" on a page).
+	{"un", regexp.MustCompile(`(?i)\b(?:(?:undo|reverse|revert)\s+(?:the\s+|my\s+)?(?:complet\w*|clos(?:e|ed|ing)|finish\w*|check(?:ing|ed)?\s+off|tick(?:ing|ed)?\s+off)|un-?(?:complete|completed|tick|ticked|finish))\b`), "reopen", false},
+	// "Uncheck the 'buy milk' task": a task reopened (a box on a page is
+	// only unchecked).
+	{"uncheck|un-check", regexp.MustCompile(`(?i)\bun-?check(?:ed)?\s+((?:the|that|this|my)\s+)?('[^']*'\s+|"[^"]*"\s+)?(task|todo|to-do|item)s?\b`), "reopen task", false},
 	// "Ring +44 …", "dial …": a phone call.
 	{"ring|dial", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:ring|dial)\s`), "${1}make a phone call to ", false},
 	// "Email Sam the summary": sending one.
