@@ -194,6 +194,10 @@ func TestWhatRequestsImply(t *testing.T) {
 		{"list the tabs of spreadsheet 1AbCdE", "google_sheets_sheets_get_metadata", "a spreadsheet's tabs are its metadata"},
 		{"Set the alt text of image 55 to 'Sunset over the bay'.", "wordpress_wp_update_media", "an image is a media item"},
 	})
+	// Written in the eighteenth round.
+	expectFound(t, c1, []foundCase{
+		{"fork acme/widgets", "gitlab_fork_repository", "fork is one precise action; acme/widgets, whose words the catalog lacks, is a repository's path"},
+	})
 	// The fifth catalog: what its first three sets missed.
 	expectFound(t, c5, []foundCase{
 		{"How do I make a board private in monday.com?", "monday_get_monday_knowledge", "how to do something asks the documentation"},

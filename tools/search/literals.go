@@ -17,8 +17,9 @@ import (
 // words would remain outside them (a model may quote what it looks for:
 // "create issue" in gitlab); when nothing with letters would remain,
 // query is returned unchanged. It also returns the kinds of the literals it
-// strips (see literalKind).
-func stripLiterals(query string) (string, []string) {
+// strips (see literalKind). known reports whether the catalog uses a term
+// (nil: whether it does is not asked).
+func stripLiterals(query string, known func(string) bool) (string, []string) {
 	var b strings.Builder
 	rs := []rune(query)
 	for i := 0; i < len(rs); i++ {
@@ -42,9 +43,10 @@ func stripLiterals(query string) (string, []string) {
 	prev := ""
 	for _, f := range fs {
 		t := strings.TrimRight(f, ".,;:!?)")
-		// A repository's path (acme/widgets, "in web/storefront") is a
-		// value; a pair of words (free/busy, brands/vendors) is not.
-		repo := repoPath(t) && (strings.ContainsAny(t, "-_.0123456789") || repoPreps[strings.ToLower(prev)])
+		// A repository's path ("in web/storefront", acme/widgets-api, a
+		// pair the catalog does not both know: acme/widgets) is a value;
+		// a pair of words (free/busy, brands/vendors) is not.
+		repo := repoPath(t) && !slashPairs[t] && (strings.ContainsAny(t, "-_.0123456789") || repoPreps[strings.ToLower(prev)] || known != nil && !bothKnown(t, known))
 		prev = f
 		if !repo && !isLiteral(t) {
 			out = append(out, f)
@@ -265,3 +267,16 @@ func repoPath(f string) bool {
 // repoPreps are the words before which a repository is named ("in
 // acme/widgets", "from web/app").
 var repoPreps = toSet(`in from of to into on for at`)
+
+// bothKnown reports whether both words of a/b are words the catalog uses
+// (free/busy, brands/vendors: a pair of words, not a repository).
+func bothKnown(f string, known func(string) bool) bool {
+	a, b, _ := strings.Cut(f, "/")
+	ta, _ := wordTerm(a)
+	tb, _ := wordTerm(b)
+	return ta != "" && tb != "" && known(ta) && known(tb)
+}
+
+// slashPairs are pairs of words written with a slash, never a
+// repository.
+var slashPairs = toSet(`and/or lat/long lat/lng lat/lon long/lat lng/lat read/write ci/cd on/off input/output yes/no either/or he/she his/her him/her pros/cons start/end tcp/ip i/o a/b free/busy`)

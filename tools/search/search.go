@@ -729,7 +729,9 @@
 // is a fork; unfinished work carried over is a transfer; "lat lng" a
 // geocode; "let me know when … changes" a monitor; "undo my last commit"
 // a reset; frozen rows a sheet's properties, a range of cells its values,
-// its tabs its metadata; an image a media item. On six sets written
+// its tabs its metadata; an image a media item; fork is one precise
+// action, and an owner/name pair whose words the catalog does not both
+// know ("fork acme/widgets") is a repository's path. On six sets written
 // during the round and never looked at (blind19, blindc2j, blindc3o,
 // blindc4k, blindc5f, blindc5g; 270 / 420 / 270): the sixteenth round's
 // ranking 254 (94.1%), 311 (74.0%), 184 (68.1%); the seventeenth's 255,
@@ -1076,7 +1078,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			break
 		}
 	}
-	stripped, kinds := stripLiterals(query)
+	stripped, kinds := stripLiterals(query, func(t string) bool { return len(ix.post[t]) > 0 })
 	plain := rephrase(ix.joinCamel(ix.stripNames(stripped)))
 	if weekday.MatchString(plain) {
 		plain = ix.dropWeekdays(plain)
@@ -2653,7 +2655,7 @@ var verbs = func() map[string]bool {
 
 // specificVerbs are verbs of one precise action: unlike get, create or
 // run, one of them alone is a query specific enough to answer ("refund").
-var specificVerbs = toSet(`shar invit archiv enroll dismiss restor refund subscrib unsubscrib pin star mute snooz transfer schedul assign reopen`)
+var specificVerbs = toSet(`shar invit archiv enroll dismiss restor refund subscrib unsubscrib pin star mute snooz transfer schedul assign reopen fork`)
 
 // gerundOnly returns the verbs that text says only in their -ing form or
 // in the past ("the pipeline that is running", "I already called the
