@@ -198,6 +198,13 @@ func TestWhatRequestsImply(t *testing.T) {
 	expectFound(t, c1, []foundCase{
 		{"fork acme/widgets", "gitlab_fork_repository", "fork is one precise action; acme/widgets, whose words the catalog lacks, is a repository's path"},
 	})
+	// A server whose whole vocabulary fits the request lends its tools
+	// rank (serverScores): an inbox is mail's, lines touched a code
+	// scanner's blame.
+	expectFound(t, c4, []foundCase{
+		{"look through my inbox for messages from Paul", "gmail_list_messages", "an inbox is the mail server's word, though no one tool says it"},
+		{"Who last touched lines 5 to 9 of src/main.go in the core project?", "sonarqube_scm_blame", "who touched lines is the code server's blame"},
+	})
 	// The fifth catalog: what its first three sets missed.
 	expectFound(t, c5, []foundCase{
 		{"How do I make a board private in monday.com?", "monday_get_monday_knowledge", "how to do something asks the documentation"},
