@@ -942,15 +942,14 @@ type Index struct {
 	vocab    map[byte][]string // the terms, by first byte: for typos
 	avgLen   [nFields]float64
 	byName   map[string]int
-	famDF    map[string]int       // a family word's number of tools with it in their family
-	families []string             // the words that name a family (see namesFamily)
-	named    map[string]bool      // the words of tools' names other than verbs: what tools act on
-	ops      map[string][]int32   // a term of a top-level argument's enum values (an "action": create, update…) → its tools
-	writers  []int32              // the tools named after what one writes, with no verb (issues_comment)
-	srcOf    []int32              // each tool's server, an index into srcTF (-1: none)
-	srcTF    []map[string]float32 // each server's terms over all its tools' text
-	srcLen   []float32
-	srcDF    map[string]int // the number of servers whose tools use a term
+	famDF    map[string]int          // a family word's number of tools with it in their family
+	families []string                // the words that name a family (see namesFamily)
+	named    map[string]bool         // the words of tools' names other than verbs: what tools act on
+	ops      map[string][]int32      // a term of a top-level argument's enum values (an "action": create, update…) → its tools
+	writers  []int32                 // the tools named after what one writes, with no verb (issues_comment)
+	srcOf    []int32                 // each tool's server, an index into srcNorm (-1: none)
+	srcPost  map[string][]srvPosting // a term's servers, with its frequency over all their tools' text
+	srcNorm  []float64               // each server's BM25 length normalization
 }
 
 type doc struct {
@@ -960,6 +959,12 @@ type doc struct {
 	ctx  []string // terms its summary and description say only outside a verb's object (see directTerms)
 	head string   // the last term of the name's action words that is not a verb: what it acts on
 	verb []string // the verbs among name
+}
+
+// srvPosting is a term's frequency in a server's tools' text.
+type srvPosting struct {
+	srv int32
+	tf  float32
 }
 
 type posting struct {
@@ -1153,7 +1158,6 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	for _, k := range kinds {
 		hint(k)
 	}
-
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
 		terms = terms[:MaxQueryTerms]
@@ -1422,7 +1426,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	famNamed := slices.ContainsFunc(groups, func(g group) bool { return sureFamily(g.terms[0]) })
 	var srvScore []float64
 	var srvMax float64
-	if len(ix.srcTF) > 1 {
+	if len(ix.srcNorm) > 1 {
 		srvScore, srvMax = ix.serverScores(groups)
 	}
 	// For a query of common words: the tools whose summary says one of
@@ -3171,6 +3175,7 @@ func bareGoogle(q string) string {
 // serverScores).
 func (ix *Index) buildServers() {
 	byName := map[string]int32{}
+	var lens []float64
 	ix.srcOf = make([]int32, len(ix.docs))
 	for i := range ix.docs {
 		src := ix.docs[i].tool.Source
@@ -3180,18 +3185,15 @@ func (ix *Index) buildServers() {
 		}
 		k, ok := byName[src]
 		if !ok {
-			k = int32(len(ix.srcTF))
+			k = int32(len(lens))
 			byName[src] = k
-			ix.srcTF = append(ix.srcTF, map[string]float32{})
-			ix.srcLen = append(ix.srcLen, 0)
+			lens = append(lens, 0)
 		}
 		ix.srcOf[i] = k
 	}
-	ix.srcDF = map[string]int{}
-	last := make([]int, len(ix.srcTF)) // the last term counted for a server, +1
-	n := 0
+	ix.srcPost = map[string][]srvPosting{}
 	for w, ps := range ix.post {
-		n++
+		var out []srvPosting
 		for _, p := range ps {
 			k := ix.srcOf[p.doc]
 			if k < 0 {
@@ -3201,13 +3203,30 @@ func (ix *Index) buildServers() {
 			for f := 0; f < nFields; f++ {
 				tf += p.tf[f]
 			}
-			ix.srcTF[k][w] += tf
-			ix.srcLen[k] += tf
-			if last[k] != n {
-				last[k] = n
-				ix.srcDF[w]++
+			lens[k] += float64(tf)
+			// Postings are in document order, and a server's tools are
+			// not always together: find its entry.
+			at := slices.IndexFunc(out, func(s srvPosting) bool { return s.srv == k })
+			if at < 0 {
+				out = append(out, srvPosting{srv: k, tf: tf})
+			} else {
+				out[at].tf += tf
 			}
 		}
+		if out != nil {
+			ix.srcPost[w] = out
+		}
+	}
+	var avg float64
+	for _, l := range lens {
+		avg += l
+	}
+	if len(lens) > 0 {
+		avg /= float64(len(lens))
+	}
+	ix.srcNorm = make([]float64, len(lens))
+	for k, l := range lens {
+		ix.srcNorm[k] = 1 - 0.75 + 0.75*l/max(avg, 1)
 	}
 }
 
@@ -3217,31 +3236,34 @@ func (ix *Index) buildServers() {
 // than in the one tool that serves it, so the server that fits the whole
 // request lends its tools serverBoost × its share of the best score.
 func (ix *Index) serverScores(groups []group) ([]float64, float64) {
-	nS := float64(len(ix.srcTF))
-	var avg float64
-	for _, l := range ix.srcLen {
-		avg += float64(l)
-	}
-	avg /= nS
-	out := make([]float64, len(ix.srcTF))
-	var best float64
-	for k, tfs := range ix.srcTF {
-		norm := 1 - 0.75 + 0.75*float64(ix.srcLen[k])/avg
-		var sc float64
-		for _, g := range groups {
-			var gs float64
-			for j, w := range g.terms {
-				tf := float64(tfs[w])
-				if tf == 0 {
-					continue
-				}
-				df := float64(ix.srcDF[w])
-				idf := math.Log(1 + (nS-df+0.5)/(df+0.5))
-				gs = max(gs, g.weight[j]*idf*tf*(k1+1)/(tf+k1*norm))
+	nS := float64(len(ix.srcNorm))
+	out := make([]float64, len(ix.srcNorm))
+	gs := make([]float64, len(ix.srcNorm)) // a group's best term score per server
+	var touched []int32
+	for _, g := range groups {
+		for j, w := range g.terms {
+			ps := ix.srcPost[w]
+			if len(ps) == 0 {
+				continue
 			}
-			sc += g.qw * gs
+			df := float64(len(ps))
+			idf := g.weight[j] * math.Log(1+(nS-df+0.5)/(df+0.5))
+			for _, p := range ps {
+				tf := float64(p.tf)
+				if gs[p.srv] == 0 {
+					touched = append(touched, p.srv)
+				}
+				gs[p.srv] = max(gs[p.srv], idf*tf*(k1+1)/(tf+k1*ix.srcNorm[p.srv]))
+			}
 		}
-		out[k] = sc
+		for _, k := range touched {
+			out[k] += g.qw * gs[k]
+			gs[k] = 0
+		}
+		touched = touched[:0]
+	}
+	var best float64
+	for _, sc := range out {
 		best = max(best, sc)
 	}
 	return out, best
