@@ -1050,6 +1050,12 @@ func New(ts []*tools.Tool) *Index {
 		}
 		ix.vocab[w[0]] = append(ix.vocab[w[0]], w)
 	}
+	// In order, so that typos finds the same near words whatever the
+	// map's order (it stops at three): a search's ranking must not change
+	// from one build of the index to the next.
+	for _, ws := range ix.vocab {
+		sort.Strings(ws)
+	}
 	for w := range ix.famDF {
 		if ix.namesFamily(w) {
 			ix.families = append(ix.families, w)
