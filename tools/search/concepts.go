@@ -11,89 +11,71 @@ import (
 // "fire the draft off"), keeping the words between, its object; also
 // "make a copy of", "put … on my calendar", P&L.
 var rephrasings = []struct {
-	// need is a text the query has, lower-cased, for the rephrasing to
-	// apply (or one of several, split by "|"): cheaper to look for than
-	// the expression.
-	need string
-	re   *regexp.Regexp
+	re   anchoredRE // tried only on a query that has one of its anchors
 	repl string
 	// notSpeaker: the rephrasing does not apply when the words between
 	// are the speaker ("get us back on v2" is no restoring).
 	notSpeaker bool
 }{
 	// Money given back is a refund; a thing got back, restored.
-	{"back", regexp.MustCompile(`(?i)\b(?:give|gives|giving|gave|pay)\s+((?:[\w'$.,-]+\s+){0,5}?)back\b`), "refund $1", false},
+	{anchored("back")(`(?i)\b(?:give|gives|giving|gave|pay)\s+((?:[\w'$.,-]+\s+){0,5}?)back\b`), "refund $1", false},
 	// Not "bring back the content" (return it), nor "get us back on v2".
-	{"back", regexp.MustCompile(`(?i)\b(?:get|bring|put)\s+((?:[\w'-]+\s+){1,4}?)back\b(?:\s+online)?`), "restore $1", true},
-	{"fire", regexp.MustCompile(`(?i)\bfire\s+((?:[\w'-]+\s+){0,3}?)off\b`), "send $1", false},
-	{"put", regexp.MustCompile(`(?i)\bput\s+(me|us)\s+on\b`), "assign $1 to", false},
+	{anchored("back")(`(?i)\b(?:get|bring|put)\s+((?:[\w'-]+\s+){1,4}?)back\b(?:\s+online)?`), "restore $1", true},
+	{anchored("fire")(`(?i)\bfire\s+((?:[\w'-]+\s+){0,3}?)off\b`), "send $1", false},
+	{anchored("put")(`(?i)\bput\s+(me|us)\s+on\b`), "assign $1 to", false},
 	// "Put Sam on the card": a person given the item.
-	{"put", regexp.MustCompile(`\b[Pp]ut\s+([A-Z][a-z]+)\s+on\s+(the|this|that|our|my|story|card|ticket|issue|task)\b`), "assign $1 to $2", false},
+	{anchored("put")(`\b[Pp]ut\s+([A-Z][a-z]+)\s+on\s+(the|this|that|our|my|story|card|ticket|issue|task)\b`), "assign $1 to $2", false},
 	// A note on an item is a comment on it.
-	{"note", regexp.MustCompile(`(?i)\b(?:leave|drop|add|put|post|write)\s+(?:a|an)\s+(?:quick\s+|short\s+)?note\s+on\b`), "add a comment on", false},
-	{"cop", regexp.MustCompile(`(?i)\bmake\s+(?:a\s+)?cop(?:y|ies)\s+of\b`), "duplicate", false},
+	{anchored("note")(`(?i)\b(?:leave|drop|add|put|post|write)\s+(?:a|an)\s+(?:quick\s+|short\s+)?note\s+on\b`), "add a comment on", false},
+	{anchored("cop")(`(?i)\bmake\s+(?:a\s+)?cop(?:y|ies)\s+of\b`), "duplicate", false},
 	// "Make the header bold", "make the repo public": a change to it.
-	{"make", regexp.MustCompile(`(?i)\bmake\s+((?:the|it|this|that|these|those|them|my|our|its|row|column|cells?)\s+(?:[\w'!:-]+\s+){0,5}?)(bold|italic|public|private|visible|hidden|invisible|read-only|readonly|bigger|smaller|larger|wider|narrower|default|active|inactive|red|green|blue|orange|yellow|purple|grey|gray|black|white)\b`), "change $1 to $2", false},
+	{anchored("make")(`(?i)\bmake\s+((?:the|it|this|that|these|those|them|my|our|its|row|column|cells?)\s+(?:[\w'!:-]+\s+){0,5}?)(bold|italic|public|private|visible|hidden|invisible|read-only|readonly|bigger|smaller|larger|wider|narrower|default|active|inactive|red|green|blue|orange|yellow|purple|grey|gray|black|white)\b`), "change $1 to $2", false},
 	// "Plan the next sprint": making one.
-	{"plan", regexp.MustCompile(`(?i)^(?:please\s+)?plan\s+(a|an|the|our|next)\b`), "create $1", false},
+	{anchored("plan")(`(?i)^(?:please\s+)?plan\s+(a|an|the|our|next)\b`), "create $1", false},
 	// "Put the dentist on my calendar": an event made.
-	{"calendar", regexp.MustCompile(`(?i)\b(?:put|pop|stick)\s+(.{1,60}?)\s+(?:on|in|into)\s+(my|our|the)\s+calendar\b`), "create event $1 on $2 calendar", false},
+	{anchored("calendar")(`(?i)\b(?:put|pop|stick)\s+(.{1,60}?)\s+(?:on|in|into)\s+(my|our|the)\s+calendar\b`), "create event $1 on $2 calendar", false},
 	// "Roll the flag out to 20%": a rollout, whatever lies between.
-	{"roll", regexp.MustCompile(`(?i)\broll\s+((?:[\w'-]+\s+){0,4}?)out\b`), "update rollout of $1", false},
+	{anchored("roll")(`(?i)\broll\s+((?:[\w'-]+\s+){0,4}?)out\b`), "update rollout of $1", false},
 	// Abbreviations that split into letters.
-	{"&", regexp.MustCompile(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
+	{anchored("&")(`(?i)\bP\s?&\s?L\b`), "profit and loss", false},
 	// "Log a bug", "file a ticket", "log that we spent …": recording one.
-	{"log|file|raise|lodge", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
+	{anchored("log", "file", "raise", "lodge")(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:log|file|raise|lodge)\s+(a|an|that|this|one)\b`), "${1}create $2", false},
 	// "Hand the issue over to Sam": giving it to someone.
-	{"over", regexp.MustCompile(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
+	{anchored("over")(`(?i)\b(?:hand|pass|give)\s+((?:[\w'-]+\s+){1,5}?)over\s+to\b`), "assign $1 to", false},
 	// Adding numbers up is summing them ("add two numbers", "add up the
 	// totals"), not creating anything ("add the values to column B"
 	// appends them).
-	{"add", regexp.MustCompile(`(?i)\badd\s+(?:up\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)|((?:two|three|some|these|those|the|a\s+few|all)\s+(?:of\s+the\s+)?)?(numbers|figures))\b`), "sum $1$2$3", false},
+	{anchored("add")(`(?i)\badd\s+(?:up\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)|((?:two|three|some|these|those|the|a\s+few|all)\s+(?:of\s+the\s+)?)?(numbers|figures))\b`), "sum $1$2$3", false},
 	// A completion undone is a reopening ("undo completing the task",
 	// "un-complete it"; not "uncheck the box" on a page).
-	{"un", regexp.MustCompile(`(?i)\b(?:(?:undo|reverse|revert)\s+(?:the\s+|my\s+)?(?:complet\w*|clos(?:e|ed|ing)|finish\w*|check(?:ing|ed)?\s+off|tick(?:ing|ed)?\s+off)|un-?(?:complete|completed|tick|ticked|finish))\b`), "reopen", false},
+	{anchored("undo", "revers", "revert", "un-", "uncomplet", "untick", "unfinish")(`(?i)\b(?:(?:undo|reverse|revert)\s+(?:the\s+|my\s+)?(?:complet\w*|clos(?:e|ed|ing)|finish\w*|check(?:ing|ed)?\s+off|tick(?:ing|ed)?\s+off)|un-?(?:complete|completed|tick|ticked|finish))\b`), "reopen", false},
 	// "Uncheck the 'buy milk' task": a task reopened (a box on a page is
 	// only unchecked).
-	{"uncheck|un-check", regexp.MustCompile(`(?i)\bun-?check(?:ed)?\s+((?:the|that|this|my)\s+)?('[^']*'\s+|"[^"]*"\s+)?(task|todo|to-do|item)s?\b`), "reopen task", false},
+	{anchored("uncheck", "un-check")(`(?i)\bun-?check(?:ed)?\s+((?:the|that|this|my)\s+)?('[^']*'\s+|"[^"]*"\s+)?(task|todo|to-do|item)s?\b`), "reopen task", false},
 	// "Ring +44 …", "dial …": a phone call.
-	{"ring|dial", regexp.MustCompile(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:ring|dial)\s`), "${1}make a phone call to ", false},
+	{anchored("ring", "dial")(`(?i)(^|[.!?]\s+)(?:please\s+)?(?:ring|dial)\s`), "${1}make a phone call to ", false},
 	// "Email Sam the summary": sending one.
-	{"m", regexp.MustCompile(`(?i)^(?:please\s+)?(?:e-?mail|message)\s`), "send email to ", false},
+	{anchored("mail", "message")(`(?i)^(?:please\s+)?(?:e-?mail|message)\s`), "send email to ", false},
 }
 
 // rephrase applies rephrasings to a query.
 func rephrase(q string) string {
 	lower := strings.ToLower(q)
 	for _, r := range rephrasings {
-		if !containsOne(lower, r.need) {
+		if !r.re.anchoredIn(lower) {
 			continue
 		}
-		q = r.re.ReplaceAllStringFunc(q, func(m string) string {
-			if sub := r.re.FindStringSubmatch(m); r.notSpeaker && len(sub) > 1 {
+		re := r.re.re
+		q = re.ReplaceAllStringFunc(q, func(m string) string {
+			if sub := re.FindStringSubmatch(m); r.notSpeaker && len(sub) > 1 {
 				if f := strings.Fields(strings.ToLower(sub[1])); len(f) > 0 && (f[0] == "me" || f[0] == "us") {
 					return m
 				}
 			}
-			return r.re.ReplaceAllString(m, r.repl)
+			return re.ReplaceAllString(m, r.repl)
 		})
 	}
 	return q
-}
-
-// containsOne reports whether s contains one of the texts of need, split
-// by "|".
-func containsOne(s, need string) bool {
-	for {
-		t, rest, more := strings.Cut(need, "|")
-		if strings.Contains(s, t) {
-			return true
-		}
-		if !more {
-			return false
-		}
-		need = rest
-	}
 }
 
 // cue is a request as concepts read it: lower-cased and as words, as
@@ -544,9 +526,14 @@ func anchored(anchors ...string) func(expr string) anchoredRE {
 
 // match reports whether s, lower-cased, matches.
 func (a anchoredRE) match(s string) bool {
+	return a.anchoredIn(s) && a.re.MatchString(s)
+}
+
+// anchoredIn reports whether s, lower-cased, has one of a's anchors.
+func (a anchoredRE) anchoredIn(s string) bool {
 	for _, x := range a.anchors {
 		if strings.Contains(s, x) {
-			return a.re.MatchString(s)
+			return true
 		}
 	}
 	return false

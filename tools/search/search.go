@@ -950,6 +950,9 @@ type Index struct {
 	srcOf    []int32                 // each tool's server, an index into srcNorm (-1: none)
 	srcPost  map[string][]srvPosting // a term's servers, with its frequency over all their tools' text
 	srcNorm  []float64               // each server's BM25 length normalization
+	// weekdayFamily: a family is named after a day of the week (monday.com),
+	// so a weekday said as a date must be told from it (see dropWeekdays).
+	weekdayFamily bool
 }
 
 type doc struct {
@@ -1056,6 +1059,9 @@ func New(ts []*tools.Tool) *Index {
 	for _, ws := range ix.vocab {
 		sort.Strings(ws)
 	}
+	for _, d := range weekdays {
+		ix.weekdayFamily = ix.weekdayFamily || ix.famDF[stem(d)] > 0
+	}
 	for w := range ix.famDF {
 		if ix.namesFamily(w) {
 			ix.families = append(ix.families, w)
@@ -1114,7 +1120,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	}
 	stripped, kinds := stripLiterals(query, func(t string) bool { return len(ix.post[t]) > 0 })
 	plain := rephrase(ix.joinCamel(ix.stripNames(stripped)))
-	if weekday.MatchString(plain) {
+	if ix.weekdayFamily && weekday.MatchString(plain) {
 		plain = ix.dropWeekdays(plain)
 	}
 	if ix.famDF[googleTerm] > 0 {
@@ -3141,6 +3147,9 @@ func (ix *Index) namesConcept(i int32, concepts map[string][]string) bool {
 // "until Friday", "next Tuesday"; "on monday" is the monday.com server a
 // model types in lower case).
 var weekday = regexp.MustCompile(`\b((?i:on|until|till|by|next|this|last|since|before|after|every|from|through|to|for))\s+(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)s?\b`)
+
+// weekdays are the days of the week, lower-cased.
+var weekdays = []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 
 // dropWeekdays removes from q the days of the week it says as dates when
 // one names a family (monday.com): a date, not the server.
