@@ -4,3 +4,32 @@ package search
 
 // Typos returns the catalog's words one edit from w (see typos).
 func (ix *Index) Typos(w string) []string { return ix.typos(w) }
+
+// GateFeatures ranks query as Search does and returns the model's
+// features of it (nil when no gate decides: no hit, or a tool named
+// exactly) and the hits the gate would let through.
+func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
+	hits, _, x, _, weighed := ix.rank(query, 3, nil, true)
+	if !weighed {
+		return nil, hits
+	}
+	return x[:], hits
+}
+
+// Ranked returns the ranking of query before the gate decides.
+func (ix *Index) Ranked(query string) []Hit {
+	hits, _, _, _, _ := ix.rank(query, 3, nil, true)
+	return hits
+}
+
+// GateModel is the gate's model as gateweights.go holds it.
+func GateModel() (weight []float64, bias float64) { return gateWeight[:], gateBias }
+
+// ModelDecides reports whether the model, not the checks alone, decides a
+// query of features x (in a catalog of at least gateMinTools).
+func ModelDecides(x []float64) bool { return x[gGroups] > shortQuery }
+
+// ChecksPass reports whether none of the five checks fails for x.
+func ChecksPass(x []float64) bool {
+	return x[gUnknownVerb]+x[gAbsent]+x[gAmo]+x[gFloor]+x[gVague] == 0
+}

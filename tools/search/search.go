@@ -761,6 +761,32 @@
 // pair whose words the catalog does not both know ("fork acme/widgets")
 // is a repository's path.
 //
+// A nineteenth round learnt from the labelled sets, each way judged
+// fitted on four catalogs and tried on the fifth in turn. A table of a
+// request's words to the words of the tools that answer it, kept when
+// true in two catalogs or more, lost or tied on every left-out catalog
+// (−11 to +1 whole requests, up to −35 no-match): dropped. A model of
+// the gate kept (gate.go): for a request longer than shortQuery words, in
+// a catalog of at least gateMinTools, a logistic regression over the five
+// checks and what else the ranking knows decides whether anything
+// answers it. Left out in turn, against the checks alone on the same
+// seen sets (TestGateLeftOut): model-style 2,251 against 2,245 of 2,335,
+// whole requests 2,803 against 2,779 of 3,410, no-match empty 1,659
+// against 1,599 of 2,187. Weighing short queries too returned nothing for
+// 14 more no-match requests but lost 17 model-style queries and the
+// mechanism tests' short requests. On the thirteen sets never looked at
+// (held out of the fit; 585 / 910 / 585): model-style 553 → 552, whole
+// requests 687 → 700 (75.5% → 76.9%), no-match empty 408 → 438 (69.7% →
+// 74.9%). Its first features included raw magnitudes (the best score,
+// the request's weight); those do not carry from one catalog's text to
+// another's (testdata/catalog.txt: 42 of 54 against 51) and went, the
+// real catalogs' figures unchanged; with the model as kept, that fixture
+// finds 51 of 54 queries as before and 26 of 48 requests (28 before). It costs a search about 3% (medians
+// of four interleaved runs, 149 against 144 µs), the build nothing. One
+// request of TestWhatRequestsImply it turns away though the ranking finds
+// its tool first ("Dig through my OneDrive for the signed NDA from
+// Globex."): a known miss, kept in the test as one.
+//
 // On the older fixture of testdata/catalog.txt (202 tools written with
 // that ranking), TestQuality: 52 of 54 model-style queries and 28 of 48
 // conversational requests in the top 3 (24 of 48 before the second
@@ -1102,13 +1128,39 @@ type group struct {
 }
 
 // Search returns the tools that match query, best first, at most limit of
-// them (all if limit ≤ 0), and how many matched in all; nothing unless one
-// of the best-ranked tools fits the query above the confidence floor (see
-// the package doc: a hit's own confidence may then be lower). keep, if not nil, restricts the search to the tools it
-// accepts (the ones the caller may call, say); the others are neither
-// returned nor counted. A query naming a tool exactly ranks that tool
-// first.
+// them (all if limit ≤ 0), and how many matched in all; nothing when the
+// gate judges that no tool answers it (see gate.go). A hit's own
+// confidence may be lower than the floor. keep, if not nil, restricts the
+// search to the tools it accepts (the ones the caller may call, say); the
+// others are neither returned nor counted. A query naming a tool exactly
+// ranks that tool first.
 func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (hits []Hit, total int) {
+	hits, total, x, fallback, weighed := ix.rank(query, limit, keep, false)
+	switch {
+	case weighed:
+		if gateProb(&x) < gateThreshold {
+			return nil, 0
+		}
+	case x[gUnknownVerb]+x[gAbsent]+x[gAmo]+x[gVague] > 0:
+		return nil, 0
+	case x[gFloor] > 0:
+		// A request that names a family but that no tool fits above the
+		// floor falls back on the family's tools that do its action.
+		if limit > 0 && len(fallback) > limit {
+			fallback = fallback[:limit]
+		}
+		return fallback, len(fallback)
+	}
+	return hits, total
+}
+
+// rank ranks the tools for query and reads what the gate weighs: the
+// hits, their total, the checks and, when the model weighs the query
+// (weighed; all queries but a tool named exactly if model is set, for
+// fitting it), the model's features; and the tools a short request that
+// names a family falls back on. Without the model, a check that fails
+// ends the ranking early.
+func (ix *Index) rank(query string, limit int, keep func(*tools.Tool) bool, model bool) (hits []Hit, total int, gx gateX, fallback []Hit, weighed bool) {
 	query = capText(query, MaxQueryBytes)
 	exact := -1
 	for _, w := range strings.Fields(query) {
@@ -1175,7 +1227,7 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		terms = terms[:MaxQueryTerms]
 	}
 	if (len(terms) == 0 && exact < 0) || len(ix.docs) == 0 {
-		return nil, 0
+		return nil, 0, gx, nil, false
 	}
 	n := float64(len(ix.docs))
 	idfOf := func(w string) float64 {
@@ -1284,14 +1336,17 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// or a related word of it, asks for what no tool does ("void the
 	// invoice", "install the plugin").
 	question := isQuestion(query)
-	if exact < 0 && !question && ix.opensUnknownVerb(plain) {
-		return nil, 0
-	}
+	gx[gUnknownVerb] = b2f(exact < 0 && !question && ix.opensUnknownVerb(plain))
 	// A request that names a well-known service the catalog never
 	// mentions, and none of the catalog's families, asks for a tool of
 	// that service ("create a jira ticket" beside Linear).
-	if exact < 0 && ix.namesAbsentService(query, plain) && !slices.ContainsFunc(groups, func(g group) bool { return ix.namesFamily(g.terms[0]) }) {
-		return nil, 0
+	gx[gAbsent] = b2f(exact < 0 && ix.namesAbsentService(query, plain) && !slices.ContainsFunc(groups, func(g group) bool { return ix.namesFamily(g.terms[0]) }))
+	// The model weighs a request longer than shortQuery words in a catalog
+	// the size of the ones it was fitted to (see gate.go); the checks
+	// alone decide the others.
+	model = model || len(ix.docs) >= gateMinTools && float64(len(groups)) > shortQuery
+	if !model && gx[gUnknownVerb]+gx[gAbsent] > 0 {
+		return nil, 0, gx, nil, false
 	}
 	// A short query that names, capitalized, something the catalog does
 	// not know ("create a Jira ticket") asks for a thing no tool has.
@@ -1460,6 +1515,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		}
 	}
 	var all []Hit
+	var ncovOf []float64 // each hit's name coverage, for the model
+	if model {
+		ncovOf = make([]float64, nd)
+	}
 	for _, i := range seen {
 		d := &ix.docs[i]
 		if keep != nil && !keep(d.tool) {
@@ -1526,9 +1585,12 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 			continue
 		}
 		all = append(all, Hit{Tool: d.tool, Score: s, Confidence: conf})
+		if model {
+			ncovOf[i] = ncov
+		}
 	}
 	if len(all) == 0 {
-		return nil, 0
+		return nil, 0, gx, nil, false
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Score != all[j].Score {
@@ -1537,14 +1599,13 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		return all[i].Tool.Name < all[j].Tool.Name
 	})
 	// A request that names a family ("… in Todoist?") but that no tool
-	// fits above the floor falls back on the family's tools whose name
-	// has the request's verb (or, for a question, a reading verb): what
-	// the request asks, of the service it names. (Any tool of the family
-	// answered four more no-match requests for two more whole requests;
-	// this one cost none.)
+	// fits above the floor falls back, in a small catalog (see Search), on
+	// the family's tools whose name has the request's verb (or, for a
+	// question, a reading verb): what the request asks, of the service it
+	// names. (Any tool of the family answered four more no-match requests
+	// for two more whole requests; this one cost none.)
 	// The tools of the families the query names, if it names one.
 	var inFam map[int32]bool
-	var fallback []Hit
 	{
 		only := false // the family is named for sure: not a common word said in passing
 		for _, g := range groups {
@@ -1588,7 +1649,10 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
 	if qVerb && !question && exact < 0 && (!readsOnly(groups, gerund) || len(inFam) > 0 && listsOnly(groups)) && !actsOnLiteral(query) && !ix.actionMeetsObject(groups, action, inFam, keep, plain, conceptAlts) {
-		return nil, 0
+		gx[gAmo] = 1
+		if !model {
+			return nil, 0, gx, nil, false
+		}
 	}
 	// The query fits when one of the gateWindow best-ranked tools fits it
 	// above the floor; then the ranking stands, whatever the confidence of
@@ -1603,14 +1667,9 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 		fits = fits || all[k].Confidence >= floor ||
 			k < 3 && all[k].Confidence >= conceptFloor*floor && ix.namesConcept(int32(ix.byName[all[k].Tool.Name]), conceptAlts)
 	}
-	if !fits {
-		all = all[:0]
-	}
-	if len(all) == 0 && len(fallback) > 0 {
-		all = fallback
-	}
+	gx[gFloor] = b2f(!fits)
 	if len(all) == 0 {
-		return nil, 0
+		return nil, 0, gx, nil, false
 	}
 	best := all[0].Score
 	if best >= 1e6 {
@@ -1633,15 +1692,32 @@ func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (h
 	// tells them apart no better than no query: nothing fits it.
 	if best > 0 && close > max(vagueMin, len(ix.docs)/25) {
 		if all[0].Score < 1e6 {
-			return nil, 0
+			gx[gVague] = 1
+		} else {
+			out = out[:1]
 		}
-		out = out[:1]
+	}
+	weighed = model && all[0].Score < 1e6
+	if weighed {
+		q := queryFacts{groups: groups, floor: floor, specific: specific, question: question, qVerb: qVerb, inFam: len(inFam) > 0,
+			unknownName: unknownName, coverTotal: coverTotal, all: all, concepts: conceptAlts}
+		ix.gateFeatures(&gx, &q, func(i int32) [5]float64 {
+			sh := 0.0
+			if k := ix.srcOf[i]; k >= 0 && srvMax > 0 {
+				sh = srvScore[k] / srvMax
+			}
+			qc := 0.0
+			if coverTotal > 0 {
+				qc = cover[i] / coverTotal
+			}
+			return [5]float64{qc, ncovOf[i], objCover[i], float64(agrees(&ix.docs[i])), sh}
+		})
 	}
 	total = len(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return out, total
+	return out, total, gx, fallback, weighed
 }
 
 // actionMeetsObject reports whether some tool meets both the query's
