@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sandcall/sandcall/tools/search"
@@ -40,9 +41,22 @@ type gateQuery struct {
 	right     bool         // a tool it wants is among them
 }
 
+var (
+	gateOnce   sync.Once
+	gateRanked []gateQuery
+)
+
 // gateQueries ranks every query of the catalogs' sets but the held-out
-// ones.
+// ones, once for the tests that need them.
 func gateQueries(t testing.TB) []gateQuery {
+	gateOnce.Do(func() { gateRanked = rankGateQueries(t) })
+	if gateRanked == nil {
+		t.Fatal("the query sets could not be ranked")
+	}
+	return gateRanked
+}
+
+func rankGateQueries(t testing.TB) []gateQuery {
 	var out []gateQuery
 	for _, dir := range gateCatalogs {
 		ix := search.New(loadCatalogDir(t, dir))
