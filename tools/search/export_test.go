@@ -17,10 +17,7 @@ func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
 }
 
 // Ranked returns the ranking of query before the gate decides.
-func (ix *Index) Ranked(query string) []Hit {
-	hits, _, _, _, _ := ix.rank(query, 3, nil, true)
-	return hits
-}
+func (ix *Index) Ranked(query string) []Hit { return ix.RankedN(query, 3) }
 
 // GateModel is the gate's model as gateweights.go holds it.
 func GateModel() (weight []float64, bias float64) { return gateWeight[:], gateBias }
@@ -32,4 +29,10 @@ func ModelDecides(x []float64) bool { return x[gGroups] > shortQuery }
 // ChecksPass reports whether none of the five checks fails for x.
 func ChecksPass(x []float64) bool {
 	return x[gUnknownVerb]+x[gAbsent]+x[gAmo]+x[gFloor]+x[gVague] == 0
+}
+
+// RankedN returns the n best tools for query before the gate decides.
+func (ix *Index) RankedN(query string, n int) []Hit {
+	hits, _, _, _, _ := ix.rank(query, n, nil, true)
+	return hits
 }
