@@ -428,9 +428,10 @@ func TestRealCatalogBlind(t *testing.T) {
 // 45/45, 49/70, 30/45 on the fifteenth round's ranking, 45/45, 50/70,
 // 30/45 on the sixteenth's. blindc3o, written during the seventeenth
 // round, never looked at: 45/45, 46/70, 33/45 on the sixteenth round's
-// ranking, 45/45, 48/70, 33/45 on the seventeenth's. blindc3p, written after the nineteenth round's gate by a helper session that
-// read only the servers' files, first run on it and never looked at:
-// 45/45, 54/70, 34/45 (44/45, 51/70, 33/45 without the gate's model).
+// ranking, 45/45, 48/70, 33/45 on the seventeenth's. blindc3p, written
+// after the nineteenth round's gate by a helper session that read only the
+// servers' files, first run on it and never looked at: 45/45, 54/70, 34/45
+// (44/45, 51/70, 33/45 without the gate's model).
 // blindc3q, written in the twentieth round by a helper session that read
 // only the servers' files, first run on the nineteenth round's ranking
 // and never looked at: 43/45, 57/70, 32/45. Thresholds a little under, as
@@ -484,12 +485,13 @@ func TestRealCatalog3(t *testing.T) {
 // sixteenth round's ranking, 44/45, 50/70, 27/45 on the seventeenth's.
 // blindc4l, written after the seventeenth round, never looked at: 43/45,
 // 43/70, 36/45 on it, 43/45, 44/70, 36/45 on the eighteenth's.
-// blindc4m, written after the nineteenth round's gate by a helper session that
-// read only the servers' files, first run on it and never looked at: 45/45, 54/70, 37/45 (45/45, 52/70,
-// 34/45 without the gate's model). blindc4n, written in the twentieth round by a helper session that read only the
-// servers' files, first run on the nineteenth round's ranking and never
-// looked at: 38/45, 43/70,
-// 38/45. Thresholds a little under, as guards.
+// blindc4m, written after the nineteenth round's gate by a helper session
+// that read only the servers' files, first run on it and never looked at:
+// 45/45, 54/70, 37/45 (45/45, 52/70, 34/45 without the gate's model).
+// blindc4n, written in the twentieth round by a helper session that read
+// only the servers' files, first run on the nineteenth round's ranking and
+// never looked at: 38/45, 43/70, 38/45. Thresholds a little under, as
+// guards.
 func TestRealCatalog4(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog4"), "testdata/realcatalog4", []blindSet{
 		{"blindc4a.json", 0.88, 0.76, 0.58},
@@ -528,12 +530,12 @@ func TestRealCatalog4(t *testing.T) {
 // seventeenth's. blindc5h, written after the seventeenth round, never
 // looked at: 40/45, 55/70, 31/45 on it and on the eighteenth's. blindc5i,
 // written after the nineteenth round's gate by a helper session that
-// read only the servers' files, first run on it and never looked at: 36/45, 56/70,
-// 30/45 (36/45, 53/70, 28/45 without the gate's model). blindc5j,
-// written in the twentieth round by a helper session that read only the
-// servers' files, first run on the nineteenth round's ranking and never
-// looked at: 41/45, 48/70,
-// 29/45. Thresholds a little under, as guards.
+// read only the servers' files, first run on it and never looked at:
+// 36/45, 56/70, 30/45 (36/45, 53/70, 28/45 without the gate's model).
+// blindc5j, written in the twentieth round by a helper session that read
+// only the servers' files, first run on the nineteenth round's ranking and
+// never looked at: 41/45, 48/70, 29/45. Thresholds a little under, as
+// guards.
 func TestRealCatalog5(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog5"), "testdata/realcatalog5", []blindSet{
 		{"blindc5a.json", 0.93, 0.74, 0.60},
@@ -591,10 +593,10 @@ func measureSets(t *testing.T, ts []*tools.Tool, dir string, sets []blindSet) {
 // final ranking: 37/40, 46/60, 25/40 (before the tenth round: 35/40, 42/60,
 // 21/40). blindc2j.json, written at the start of the seventeenth round
 // and never looked at: 44/45, 56/70, 37/45 on the sixteenth round's
-// ranking, 45/45, 56/70, 37/45 on the seventeenth's. blindc2k, written in the twentieth round by a helper session that read only the
-// servers' files, first run on the nineteenth round's ranking and never
-// looked at: 45/45,
-// 54/70, 35/45. Thresholds a little under, as guards.
+// ranking, 45/45, 56/70, 37/45 on the seventeenth's. blindc2k, written in
+// the twentieth round by a helper session that read only the servers'
+// files, first run on the nineteenth round's ranking and never looked at:
+// 45/45, 54/70, 35/45. Thresholds a little under, as guards.
 func TestRealCatalog2(t *testing.T) {
 	measureSets(t, loadCatalogDir(t, "testdata/realcatalog2"), "testdata/realcatalog2", []blindSet{
 		{"blindc2.json", 0.88, 0.78, 0.52},
@@ -618,6 +620,9 @@ func TestRealCatalog2(t *testing.T) {
 // better gate, or a better ranking, could gain). Run with -v for them. Its
 // thresholds are a little under what the ranking reaches, as a guard.
 func TestHeldOutSets(t *testing.T) {
+	in := func(hits []search.Hit, want []string) bool {
+		return slices.ContainsFunc(hits, func(h search.Hit) bool { return slices.Contains(want, h.Tool.Name) })
+	}
 	var model, modelN, req, reqN, top3, top10, empty, nomatchN, sets int
 	for _, dir := range gateCatalogs {
 		var ix *search.Index
@@ -631,9 +636,6 @@ func TestHeldOutSets(t *testing.T) {
 			}
 			sets++
 			qs := loadQueryFile(t, f)
-			in := func(hits []search.Hit, want []string) bool {
-				return slices.ContainsFunc(hits, func(h search.Hit) bool { return slices.Contains(want, h.Tool.Name) })
-			}
 			for _, q := range qs.Model {
 				hits, _ := ix.Search(q.Q, 3, nil)
 				modelN++

@@ -792,23 +792,23 @@
 // Globex."): a known miss, kept in the test as one.
 //
 // A twentieth round looked for a signal the ranking does not use, each
-// way fitted on the seen sets and judged on the unseen ones and leaving
+// way fitted on the seen sets and judged on the held-out ones and leaving
 // one catalog out; none was kept (see RATIONALE.md): a conditional-logit
 // reranker of the best 20 tools over 23 features (field coverage, head
 // noun said, verb agreement, …; held-out whole requests 970 → 974 of
 // 1,190, −20 left out), nonlinear gates (fewer no-match emptied at the same
 // requests), and, tried alone in the seventh and twelfth rounds and now as
-// fitted features, GloVe word vectors (−9 unseen; the closest request word
+// fitted features, GloVe word vectors (−9 held out; the closest request word
 // to a tool's head noun, −18 left out) and the one sentence encoder this
 // machine can fetch (Universal Sentence Encoder lite: 34% of requests in
-// the top 3 alone; +22 of 1,525 unseen as a feature, +5 left out; nothing
+// the top 3 alone; +22 of 1,525 held out as a feature, +5 left out; nothing
 // for the gate); and a diverse top 3 (−13 to −36). Five sets written then
 // by helper sessions from the servers' files (blind22, blindc2k,
 // blindc3q, blindc4n, blindc5j; 225 / 350 / 225), first run on this
 // ranking: model-style 211, whole requests 257 (73.4%), no-match empty
 // 173 (76.9%). Before the gate, 81.4% of the held-out sets' requests have
-// their tool in the best three and 90.6% in the best ten. The round read the
-// request misses of the thirteen sets held out since the nineteenth to
+// their tool in the best three and 90.6% in the best ten. The round read
+// the request misses of the thirteen sets held out since the nineteenth to
 // choose what to try; nothing was kept, but only the nine sets written
 // since are unseen now.
 //
