@@ -79,8 +79,7 @@ func rankGateQueries(t testing.TB) []gateQuery {
 			}{{"model", qs.Model}, {"request", qs.Request}, {"nomatch", qs.Nomatch}} {
 				for _, q := range sec.qs {
 					x, hits := ix.GateFeatures(q.Q)
-					right := slices.ContainsFunc(hits, func(h search.Hit) bool { return slices.Contains(q.Want, h.Tool.Name) })
-					out = append(out, gateQuery{cat: dir, kind: sec.kind, x: x, hits: hits, right: right})
+					out = append(out, gateQuery{cat: dir, kind: sec.kind, x: x, hits: hits, right: wanted(hits, q.Want)})
 				}
 			}
 		}

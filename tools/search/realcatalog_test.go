@@ -620,9 +620,6 @@ func TestRealCatalog2(t *testing.T) {
 // better gate, or a better ranking, could gain). Run with -v for them. Its
 // thresholds are a little under what the ranking reaches, as a guard.
 func TestHeldOutSets(t *testing.T) {
-	in := func(hits []search.Hit, want []string) bool {
-		return slices.ContainsFunc(hits, func(h search.Hit) bool { return slices.Contains(want, h.Tool.Name) })
-	}
 	var model, modelN, req, reqN, top3, top10, empty, nomatchN, sets int
 	for _, dir := range gateCatalogs {
 		var ix *search.Index
@@ -639,15 +636,15 @@ func TestHeldOutSets(t *testing.T) {
 			for _, q := range qs.Model {
 				hits, _ := ix.Search(q.Q, 3, nil)
 				modelN++
-				model += b2i(in(hits, q.Want))
+				model += b2i(wanted(hits, q.Want))
 			}
 			for _, q := range qs.Request {
 				hits, _ := ix.Search(q.Q, 3, nil)
 				ranked := ix.RankedN(q.Q, 10)
 				reqN++
-				req += b2i(in(hits, q.Want))
-				top3 += b2i(in(ranked[:min(3, len(ranked))], q.Want))
-				top10 += b2i(in(ranked, q.Want))
+				req += b2i(wanted(hits, q.Want))
+				top3 += b2i(wanted(ranked[:min(3, len(ranked))], q.Want))
+				top10 += b2i(wanted(ranked, q.Want))
 			}
 			for _, q := range qs.Nomatch {
 				hits, _ := ix.Search(q.Q, 3, nil)
@@ -683,6 +680,11 @@ const (
 	minHeldOutRequest = 75
 	minHeldOutNomatch = 74
 )
+
+// wanted reports whether hits hold one of the tools a query wants.
+func wanted(hits []search.Hit, want []string) bool {
+	return slices.ContainsFunc(hits, func(h search.Hit) bool { return slices.Contains(want, h.Tool.Name) })
+}
 
 func b2i(b bool) int {
 	if b {
