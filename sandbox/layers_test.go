@@ -22,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite ../imports.txt from the tree")
 // it imports nothing of the module. store (state shared by replicas) is a
 // bottom layer too: it imports nothing of the module but its own.
 var ranks = map[string]int{
-	"cmd":       5,
+	"cmd":       6,
+	"cli":       5,
 	"examples":  4,
 	"bindings":  3,
 	"tools":     2,
@@ -171,6 +172,8 @@ func TestLayersCatchUpward(t *testing.T) {
 		ok       bool
 	}{
 		{"cmd/sandcall", "bindings", true},
+		{"cmd/sandcall", "cli", true},
+		{"cli", "examples/demo", true},
 		{"bindings", "tools", true},
 		{"tools/local", "sandbox", true},
 		{"sandbox/js", "sandbox/internal/lru", true},
@@ -183,6 +186,8 @@ func TestLayersCatchUpward(t *testing.T) {
 		{"policy", "sandbox", false},
 		{"bindings", "examples/demo", false},
 		{"examples/demo", "cmd/sandcall", false},
+		{"examples/demo", "cli", false},
+		{"cli", "cmd/sandcall", false},
 	} {
 		if got := allowed(c.from, c.to); got != c.ok {
 			t.Errorf("allowed(%s -> %s) = %v, want %v", c.from, c.to, got, c.ok)

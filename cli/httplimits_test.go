@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawStatus reads the status line of an HTTP answer on c, waiting at most
+// a minute (a generous bound: the server is expected to answer in about a
+// second).
+func rawStatus(t *testing.T, c net.Conn) string {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "no answer: " + err.Error()
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestServeSlowBody: a request body sent a byte at a time (slowloris) is
+// cut off with 408 after http.body_timeout; the connection does not stay
+// held.
+func TestServeSlowBody(t *testing.T) {
+	t.Parallel()
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {body_timeout: 1s}\n")
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{", host)
+	if got := rawStatus(t, c); !strings.Contains(got, " 408 ") {
+		t.Errorf("a trickled body: %q, want 408", got)
+	}
+}
+
+// TestServeConnectionLimit: past http.max_connections open connections, one
+// more is answered 503 with Retry-After at once.
+func TestServeConnectionLimit(t *testing.T) {
+	t.Parallel()
+	cfg := writeFile(t, t.TempDir(), "sandcall.yaml", "version: 1\nhttp: {max_connections: 2}\n")
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if got := rawStatus(t, conns[2]); !strings.Contains(got, " 503 ") {
+		t.Errorf("a third connection with max_connections 2: %q, want 503", got)
+	}
+}
+
+// TestServeRateLimit: each principal has its own token bucket; past its
+// burst a principal's requests get 429 with Retry-After while another
+// principal's still pass.
+func TestServeRateLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "sandcall.yaml", `version: 1
+http: {rate_limit: {per_second: 0.01, burst: 3}}
+auth:
+  tokens:
+    - sha256: `+hashOf(t, "alice-secret-token")+`
+      principal: alice
+    - sha256: `+hashOf(t, "bob-secret-token")+`
+      principal: bob
+`)
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess", "--config", cfg)
+	post := func(tok string) *http.Response {
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 3 {
+		if r := post("alice-secret-token"); r.StatusCode != http.StatusOK {
+			t.Fatalf("alice's request %d within the burst: %d", i+1, r.StatusCode)
+		}
+	}
+	r := post("alice-secret-token")
+	if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("alice's 4th request: %d, Retry-After %q; want 429 with Retry-After", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if r := post("bob-secret-token"); r.StatusCode != http.StatusOK {
+		t.Errorf("bob, while alice is limited: %d", r.StatusCode)
+	}
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// bin is the sandcall binary built once by TestMain; the tests run it as a
+// user or an MCP client would.
+var bin string
+
+func TestMain(m *testing.M) {
+	// The red-team test's canary, set once for the whole binary rather than
+	// with t.Setenv, which forbids running in parallel.
+	os.Setenv("SANDCALL_TEST_SECRET", canary)
+	// The tests run the binary and mostly wait on its processes (runs
+	// ending at their deadline, servers starting, npm servers answering):
+	// run more of them at a time than the default of one per CPU, unless
+	// -parallel says how many.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "sandcall-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin = filepath.Join(dir, "sandcall")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
+	stdout, _, code := sandcall(t, "", "version")
+	if code != 0 || !regexp.MustCompile(`^sandcall 0\.1\.0-dev \(go1\.[0-9.]+.*\)\n$`).MatchString(stdout) {
+		t.Fatalf("version: exit %d, %q", code, stdout)
+	}
+	for _, args := range [][]string{{"--help"}, {"help"}, {"serve", "--help"}, {"run", "-h"}, {"demo", "--help"}, {"help", "run"}} {
+		stdout, _, code := sandcall(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "sandcall") || !strings.Contains(stdout, "Example") {
+			t.Errorf("%v: exit %d, %q", args, code, stdout)
+		}
+	}
+	for _, args := range [][]string{{}, {"bogus"}, {"tools"}} {
+		_, stderr, code := sandcall(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "Usage") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
