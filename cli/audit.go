@@ -13,7 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 )
 
 const tokenUsage = `Usage: sandcall token hash < TOKEN
@@ -45,7 +45,7 @@ func cmdToken(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "sandcall token hash: no token on stdin")
 		return exitUsage
 	}
-	fmt.Fprintln(e.stdout, mcpserver.HashToken(tok))
+	fmt.Fprintln(e.stdout, bearer.HashToken(tok))
 	return exitOK
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/sandcall/sandcall/bindings"
-	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/store"
 )
 
@@ -203,13 +203,13 @@ func (c *fileConfig) principal() bindings.Principal {
 }
 
 // tokens are the configured bearer tokens.
-func (c *fileConfig) tokens() []mcpserver.Token {
+func (c *fileConfig) tokens() []bearer.Token {
 	if c == nil {
 		return nil
 	}
-	out := make([]mcpserver.Token, len(c.Auth.Tokens))
+	out := make([]bearer.Token, len(c.Auth.Tokens))
 	for i, t := range c.Auth.Tokens {
-		out[i] = mcpserver.Token{SHA256: t.SHA256, Principal: bindings.Principal{ID: t.Principal, Roles: t.Roles}}
+		out[i] = bearer.Token{SHA256: t.SHA256, Principal: bindings.Principal{ID: t.Principal, Roles: t.Roles}}
 	}
 	return out
 }

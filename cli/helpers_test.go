@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sandcall/sandcall/examples/expense"
 	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
@@ -212,7 +213,7 @@ func writeFile(t *testing.T, dir, name, src string) string {
 func tokenClient(t *testing.T, ctx context.Context, url, tok string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerAuth{tok}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 )
 
 // HostedAuthConfig is the hosted-auth part of sandcall.yaml's "auth:"
@@ -135,14 +136,14 @@ func (f *hostedFlags) hosted(c *fileConfig, addr string) (mcpserver.HostedAuth, 
 }
 
 // config checks the section and converts it; its errors name the keys.
-func (j *jwtFileConfig) config() (*mcpserver.JWTConfig, error) {
+func (j *jwtFileConfig) config() (*bearer.JWTConfig, error) {
 	if j.JWKSURL == "" {
 		return nil, errors.New("auth.jwt.jwks_url (--auth-jwks-url) is required: where the token issuer publishes its public keys")
 	}
 	if j.Issuer == "" {
 		return nil, errors.New("auth.jwt.issuer (--auth-issuer) is required with a JWKS URL: the exact iss claim the tokens carry")
 	}
-	c := &mcpserver.JWTConfig{JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience, PrincipalClaim: j.PrincipalClaim,
+	c := &bearer.JWTConfig{JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience, PrincipalClaim: j.PrincipalClaim,
 		RolesClaim: j.RolesClaim, Scopes: j.RequiredScopes, Algorithms: j.Algorithms, AllowHTTP: j.AllowHTTP}
 	var err error
 	if j.Leeway != "" {

@@ -20,12 +20,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/sandcall/sandcall/sandbox/sandboxtest"
-	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
+	"github.com/sandcall/sandcall/tools/upstream/upstreamtest"
 )
 
 // otlpCollector is an OTLP/HTTP trace receiver: it decodes each export with

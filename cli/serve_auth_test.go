@@ -12,9 +12,9 @@ import (
 	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 )
 
-type bearer struct{ tok string }
+type bearerAuth struct{ tok string }
 
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b bearerAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.tok)
 	return http.DefaultTransport.RoundTrip(r)

@@ -49,7 +49,7 @@ pool:
 	full := make(chan struct{})
 	connect := func(tok string, opts *mcp.ClientOptions) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tok}}}, nil)
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerAuth{tok}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/policy"
@@ -123,9 +124,9 @@ func TestHTTPTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Metrics: m, Logger: slog.New(slog.DiscardHandler), Tokens: []mcpserver.Token{
-		{SHA256: mcpserver.HashToken("fin-token"), Principal: bindings.Principal{ID: "fiona", Roles: []string{"finance"}}},
-		{SHA256: mcpserver.HashToken("eng-token"), Principal: bindings.Principal{ID: "eddie", Roles: []string{"eng"}}},
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Metrics: m, Logger: slog.New(slog.DiscardHandler), Tokens: []bearer.Token{
+		{SHA256: bearer.HashToken("fin-token"), Principal: bindings.Principal{ID: "fiona", Roles: []string{"finance"}}},
+		{SHA256: bearer.HashToken("eng-token"), Principal: bindings.Principal{ID: "eddie", Roles: []string{"eng"}}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,148 +2,23 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/tools"
 )
-
-// Token is one bearer token the HTTP server accepts, stored hashed: the
-// lower-case hex SHA-256 of the token, and the principal it acts for.
-// `sandcall token hash` computes the hash.
-type Token struct {
-	SHA256    string
-	Principal bindings.Principal
-}
-
-// HashToken returns the lower-case hex SHA-256 of a bearer token.
-func HashToken(tok string) string {
-	h := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(h[:])
-}
-
-// tokenSet verifies bearer tokens against their hashes and, with
-// Config.Hosted.JWT, as JWTs (hosted.go, jwt.go).
-type tokenSet struct {
-	hashes [][sha256.Size]byte
-	who    []bindings.Principal
-	// jwt checks a token that is no static one but has a JWT's shape;
-	// nil: static tokens only.
-	jwt func(ctx context.Context, tok string) (*auth.TokenInfo, error)
-	// metadata is the URL of the protected resource metadata a 401 names.
-	metadata func(r *http.Request) string
-	scopes   []string // required of JWTs
-	leeway   time.Duration
-}
-
-func newTokenSet(ts []Token) (*tokenSet, error) {
-	s := &tokenSet{}
-	seen := map[string]bool{}
-	for i, t := range ts {
-		h := strings.ToLower(strings.TrimSpace(t.SHA256))
-		b, err := hex.DecodeString(h)
-		if err != nil || len(b) != sha256.Size {
-			return nil, fmt.Errorf("mcpserver: token %d: sha256 must be 64 hex digits (see 'sandcall token hash')", i+1)
-		}
-		if t.Principal.ID == "" {
-			return nil, fmt.Errorf("mcpserver: token %d: no principal id", i+1)
-		}
-		if seen[h] {
-			return nil, fmt.Errorf("mcpserver: token %d: the same token is listed twice", i+1)
-		}
-		seen[h] = true
-		s.hashes = append(s.hashes, [sha256.Size]byte(b))
-		s.who = append(s.who, t.Principal)
-	}
-	return s, nil
-}
-
-const principalKey = "sandcall.principal"
-
-// verify is an auth.TokenVerifier: it hashes the presented token and
-// compares it with every configured hash in constant time.
-func (s *tokenSet) verify(ctx context.Context, tok string, r *http.Request) (ti *auth.TokenInfo, err error) {
-	defer func() {
-		if oc, ok := r.Context().Value(outcomeKey{}).(*authOutcome); ok {
-			oc.err = err
-		}
-	}()
-	h := sha256.Sum256([]byte(tok))
-	found := -1
-	for i := range s.hashes {
-		if subtle.ConstantTimeCompare(h[:], s.hashes[i][:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 && s.jwt != nil && looksLikeJWT(tok) {
-		return s.jwt(ctx, tok)
-	}
-	if found < 0 {
-		return nil, invalidToken("unknown bearer token")
-	}
-	p := s.who[found]
-	// UserID binds each session to its principal: the SDK refuses a
-	// session ID presented with another principal's token.
-	// A static token is the operator's own: it holds every scope required
-	// of JWTs.
-	return &auth.TokenInfo{UserID: p.ID, Scopes: s.scopes, Extra: map[string]any{principalKey: p}}, nil
-}
-
-// requireToken wraps next with go-sdk's bearer-token middleware (which
-// also refuses, 403, a token without the required scopes), adding the
-// WWW-Authenticate challenge RFC 6750 and RFC 9728 ask for on a 401 or 403
-// (see challenge), and answering 503 with Retry-After when a JWT could
-// not be checked because the issuer's keys could not be fetched.
-func (s *tokenSet) requireToken(next http.Handler) http.Handler {
-	mw := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true,
-		Scopes: s.scopes, ClockSkew: s.leeway})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		oc := &authOutcome{}
-		r = r.WithContext(context.WithValue(r.Context(), outcomeKey{}, oc))
-		// The challenge goes on the failure path only: the inner handler
-		// gets the original writer, so SSE streaming is untouched.
-		inner := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, r) })
-		mw(inner).ServeHTTP(&challengeWriter{ResponseWriter: w, set: s, r: r, oc: oc}, r)
-	})
-}
-
-// challengeWriter rewrites the failure answers of the SDK's middleware.
-type challengeWriter struct {
-	http.ResponseWriter
-	set *tokenSet
-	r   *http.Request
-	oc  *authOutcome
-}
-
-func (c *challengeWriter) WriteHeader(code int) {
-	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		c.Header().Set("WWW-Authenticate", challenge(c.set.metadata(c.r), c.set.scopes, code,
-			c.r.Header.Get("Authorization") != "", c.oc.err))
-	case code == http.StatusInternalServerError && errors.Is(c.oc.err, errKeysUnavailable):
-		c.Header().Set("Retry-After", "5")
-		code = http.StatusServiceUnavailable
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
 
 // principalFor returns the principal a request acts for: the bearer
 // token's over authenticated HTTP, otherwise the configured principal. A
 // client never names its principal.
 func (s *Server) principalFor(req mcp.Request) bindings.Principal {
 	if req != nil {
-		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
-			if p, ok := ex.TokenInfo.Extra[principalKey].(bindings.Principal); ok {
+		if ex := req.GetExtra(); ex != nil {
+			if p, ok := bearer.PrincipalOf(ex.TokenInfo); ok {
 				return p
 			}
 		}

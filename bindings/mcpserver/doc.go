@@ -99,11 +99,11 @@
 // With Config.Hosted.JWT, HTTP requests may also carry JWT access tokens
 // issued by an OAuth authorization server (ExampleHostedAuth): checked
 // against the issuer's JWKS (cached; refreshed on an unknown kid at most
-// once per JWTConfig.RefreshInterval; known keys kept when a refresh
+// once per bearer.JWTConfig.RefreshInterval; known keys kept when a refresh
 // fails), for the algorithm (asymmetric only), exp, nbf, iat, iss and aud
 // (the resource's own URL, HostedAuth.PublicURL + "/mcp", unless
-// JWTConfig.Audience says otherwise). Such a request acts for
-// JWTPrincipalPrefix + its subject. A refused request gets 401 (403 for
+// bearer.JWTConfig.Audience says otherwise). Such a request acts for
+// bearer.JWTPrincipalPrefix + its subject. A refused request gets 401 (403 for
 // missing scopes) with a WWW-Authenticate challenge that says why (RFC
 // 6750) and where the protected resource metadata (RFC 9728) is; a token
 // that cannot be checked because the keys could not be fetched gets 503

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -34,7 +35,7 @@ func ExampleHostedAuth() {
 	broker, _ := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
 	runner, _ := bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: js.New(js.Config{})})
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Hosted: mcpserver.HostedAuth{
-		JWT: &mcpserver.JWTConfig{JWKSURL: idp.URL, Issuer: idp.URL},
+		JWT: &bearer.JWTConfig{JWKSURL: idp.URL, Issuer: idp.URL},
 	}})
 	if err != nil {
 		panic(err)

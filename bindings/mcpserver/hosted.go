@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,7 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 )
 
 // HostedAuth configures authentication for a server reached over a
@@ -20,8 +18,8 @@ import (
 type HostedAuth struct {
 	// JWT, if set, makes HTTPHandler accept JWT bearer tokens beside the
 	// static Config.Tokens. Each acts for the principal
-	// JWTPrincipalPrefix + its principal claim.
-	JWT *JWTConfig
+	// bearer.JWTPrincipalPrefix + its principal claim.
+	JWT *bearer.JWTConfig
 	// PublicURL is the URL clients reach the server at, scheme://host[:port]
 	// with no path (behind a load balancer, not the listen address): the
 	// resource is PublicURL + "/mcp", and the default JWT audience. If
@@ -44,7 +42,7 @@ func (s *Server) setupHosted(h HostedAuth) error {
 		return nil
 	}
 	if s.tokens == nil {
-		s.tokens = &tokenSet{}
+		s.tokens = &bearer.Verifier{}
 	}
 	if h.PublicURL != "" {
 		if err := s.SetPublicURL(h.PublicURL); err != nil {
@@ -58,35 +56,23 @@ func (s *Server) setupHosted(h HostedAuth) error {
 			return fmt.Errorf("mcpserver: authorization server %d (%q): want an https:// issuer URL", i+1, a)
 		}
 	}
-	s.tokens.metadata = func(r *http.Request) string { return s.publicURL(r) + prmPath }
+	s.tokens.SetMetadata(func(r *http.Request) string { return s.publicURL(r) + prmPath })
 	if h.JWT == nil {
 		return nil
 	}
-	v, err := newJWTVerifier(h.JWT, s.log)
-	if err != nil {
+	if err := s.tokens.AcceptJWT(h.JWT, s.log, s.audiences); err != nil {
 		return err
-	}
-	for _, p := range s.tokens.who {
-		if strings.HasPrefix(p.ID, JWTPrincipalPrefix) {
-			return fmt.Errorf("mcpserver: static token principal %q starts with %q, which names JWT principals; rename it", p.ID, JWTPrincipalPrefix)
-		}
 	}
 	if len(s.hosted.authServers) == 0 {
 		s.hosted.authServers = []string{h.JWT.Issuer}
-	}
-	s.hosted.jwt = v
-	s.tokens.scopes, s.tokens.leeway = v.scopes, v.leeway
-	s.tokens.jwt = func(ctx context.Context, tok string) (*auth.TokenInfo, error) {
-		return v.verify(ctx, tok, s.audiences())
 	}
 	return nil
 }
 
 // hostedAuth is what a server accepting JWTs and publishing protected
-// resource metadata knows beyond its static tokens (Config.JWT,
-// Config.PublicURL, Config.AuthorizationServers, Config.ScopesSupported).
+// resource metadata knows beyond its tokens (HostedAuth.PublicURL,
+// HostedAuth.AuthorizationServers, HostedAuth.ScopesSupported).
 type hostedAuth struct {
-	jwt         *jwtVerifier // nil: static tokens only
 	public      atomic.Pointer[string]
 	authServers []string
 	scopes      []string // supported, for the metadata
@@ -103,7 +89,7 @@ func checkPublicURL(u string) (string, error) {
 	return strings.TrimSuffix(u, "/"), nil
 }
 
-// SetPublicURL sets the URL clients reach the server at (Config.PublicURL)
+// SetPublicURL sets the URL clients reach the server at (HostedAuth.PublicURL)
 // when it is known only once the server listens (port 0). Call it before
 // HTTPHandler serves requests.
 func (s *Server) SetPublicURL(u string) error {
@@ -119,7 +105,7 @@ func (s *Server) SetPublicURL(u string) error {
 // neither its public URL nor an explicit audience, so that every JWT
 // would be refused until SetPublicURL is called.
 func (s *Server) PublicURLNeeded() bool {
-	return s.hosted.jwt != nil && len(s.hosted.jwt.audience) == 0 && s.hosted.public.Load() == nil
+	return s.tokens != nil && s.tokens.AcceptsJWT() && len(s.tokens.JWTAudience()) == 0 && s.hosted.public.Load() == nil
 }
 
 // publicURL is the configured public URL, or the origin the request was
@@ -136,47 +122,11 @@ func (s *Server) publicURL(r *http.Request) string {
 // resources of the two metadata documents). Empty when neither is known:
 // every JWT is then refused.
 func (s *Server) audiences() []string {
-	if len(s.hosted.jwt.audience) > 0 {
-		return s.hosted.jwt.audience
+	if aud := s.tokens.JWTAudience(); len(aud) > 0 {
+		return aud
 	}
 	if p := s.hosted.public.Load(); p != nil {
 		return []string{*p + HTTPPath, *p}
 	}
 	return nil
-}
-
-// authOutcome carries, from the token verifier to the challenge, why a
-// token was refused.
-type authOutcome struct{ err error }
-
-type outcomeKey struct{}
-
-// challenge is the WWW-Authenticate value of a refused request (RFC 6750
-// §3, RFC 9728 §5.1): the realm, where the protected resource metadata
-// is, the scopes required, and for a refused token the error code and a
-// description. Descriptions are fixed texts, never a value taken from the
-// token.
-func challenge(metadata string, scopes []string, code int, hadToken bool, err error) string {
-	params := []string{`realm="sandcall"`, fmt.Sprintf("resource_metadata=%q", metadata)}
-	if len(scopes) > 0 {
-		params = append(params, fmt.Sprintf("scope=%q", strings.Join(scopes, " ")))
-	}
-	var te *tokenError
-	switch {
-	case code == http.StatusForbidden:
-		params = append(params, `error="insufficient_scope"`,
-			`error_description="the token lacks a scope this server requires"`)
-	case errors.As(err, &te):
-		// RFC 6750 §3: no '"' nor '\\' in a description.
-		desc := strings.Map(func(r rune) rune {
-			if r == '"' || r == '\\' || r < 0x20 || r > 0x7e {
-				return '\''
-			}
-			return r
-		}, te.desc)
-		params = append(params, `error="`+te.code+`"`, `error_description="`+desc+`"`)
-	case hadToken:
-		params = append(params, `error="invalid_token"`, `error_description="the bearer token was not accepted"`)
-	}
-	return "Bearer " + strings.Join(params, ", ")
 }

@@ -84,9 +84,9 @@ func (s *Server) HTTPHandler() http.Handler {
 	var mcpH http.Handler = s.rateLimit(&guard{s: s, next: h, cop: cop})
 	metrics := s.metrics
 	if s.tokens != nil {
-		mcpH = s.tokens.requireToken(mcpH)
+		mcpH = s.tokens.Require(mcpH)
 		if metrics != nil {
-			metrics = s.tokens.requireToken(metrics)
+			metrics = s.tokens.Require(metrics)
 		}
 		mux.HandleFunc("GET "+prmPath, s.resourceMetadata)
 		mux.HandleFunc("GET "+prmRoot, s.resourceMetadata)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
@@ -36,17 +37,17 @@ rules:
 // jwtServer serves the demo tools over HTTP, with one static token
 // (principal "fiona") and JWTs from is, at a public URL that is the test
 // server's own.
-func jwtServer(t *testing.T, is *jwttest.Issuer, jc mcpserver.JWTConfig) (*httptest.Server, *mcpserver.Server) {
+func jwtServer(t *testing.T, is *jwttest.Issuer, jc bearer.JWTConfig) (*httptest.Server, *mcpserver.Server) {
 	t.Helper()
 	return jwtServerPolicy(t, is, jc, aliceOnly)
 }
 
-func jwtServerPolicy(t *testing.T, is *jwttest.Issuer, jc mcpserver.JWTConfig, pol string) (*httptest.Server, *mcpserver.Server) {
+func jwtServerPolicy(t *testing.T, is *jwttest.Issuer, jc bearer.JWTConfig, pol string) (*httptest.Server, *mcpserver.Server) {
 	t.Helper()
 	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: mustPolicy(t, pol)}, bindings.RunnerConfig{}, demo.Tools()...)
 	jc.JWKSURL, jc.Issuer = is.URL, is.URL
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
-		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
+		Tokens: []bearer.Token{{SHA256: bearer.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
 		Hosted: mcpserver.HostedAuth{JWT: &jc}})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func pingAs(t *testing.T, cs *mcp.ClientSession) string {
 // "jwt:<sub>", which the policy sees; static tokens keep working beside.
 func TestJWTAuthPrincipal(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{RefreshInterval: time.Hour})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{RefreshInterval: time.Hour})
 	for _, kid := range []string{"rsa1", "ec1", "ed1"} {
 		alice := connectBearer(t, ts.URL+"/mcp", is.Sign(t, kid, "", is.Claims("alice", ts.URL+"/mcp")))
 		if got := pingAs(t, alice); got != "2" {
@@ -114,7 +115,7 @@ func TestJWTAuthPrincipal(t *testing.T) {
 // names the metadata and says invalid_token, with a description.
 func TestJWTAuthRejects(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{RefreshInterval: time.Hour})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{RefreshInterval: time.Hour})
 	aud := ts.URL + "/mcp"
 	good := is.Claims("alice", aud)
 	other := jwttest.NewIssuer(t, jwttest.Kids...) // same kids, other keys
@@ -176,7 +177,7 @@ func TestJWTAuthRejects(t *testing.T) {
 func TestJWTAuthUnknownKid(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
 	is.Publish("rsa1")
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{RefreshInterval: time.Hour})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{RefreshInterval: time.Hour})
 	aud := ts.URL + "/mcp"
 	if resp, body := jwttest.Post(t, aud, is.Sign(t, "rsa1", "", is.Claims("alice", aud))); resp.StatusCode != 200 {
 		t.Fatalf("first token: %d %s", resp.StatusCode, body)
@@ -212,7 +213,7 @@ func TestJWTAuthKeysDown(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
 	is.Publish("rsa1")
 	is.Down.Store(true)
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{RefreshInterval: time.Nanosecond})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{RefreshInterval: time.Nanosecond})
 	aud := ts.URL + "/mcp"
 	tok := is.Sign(t, "rsa1", "", is.Claims("alice", aud))
 	resp, body := jwttest.Post(t, aud, tok)
@@ -243,7 +244,7 @@ func TestJWTAuthKeysDown(t *testing.T) {
 // TestJWTAuthScopes: required scopes missing → 403 insufficient_scope.
 func TestJWTAuthScopes(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{Scopes: []string{"mcp:run"}})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{Scopes: []string{"mcp:run"}})
 	aud := ts.URL + "/mcp"
 	resp, _ := jwttest.Post(t, aud, is.Sign(t, "ec1", "", is.Claims("alice", aud, "scope", "read")))
 	if p := jwttest.BearerChallenge(t, resp); resp.StatusCode != 403 || p["error"] != "insufficient_scope" || p["scope"] != "mcp:run" {
@@ -266,7 +267,7 @@ func TestJWTAuthScopes(t *testing.T) {
 // issuer; the root document names the root.
 func TestResourceMetadataDiscovery(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	ts, _ := jwtServer(t, is, mcpserver.JWTConfig{})
+	ts, _ := jwtServer(t, is, bearer.JWTConfig{})
 	resp, _ := jwttest.Post(t, ts.URL+"/mcp", "")
 	p := jwttest.BearerChallenge(t, resp)
 	prm, err := oauthex.GetProtectedResourceMetadata(context.Background(), p["resource_metadata"], ts.URL+"/mcp", http.DefaultClient)
@@ -288,12 +289,12 @@ func TestJWTConfigErrors(t *testing.T) {
 		h    mcpserver.HostedAuth
 		want string
 	}{
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{Issuer: "https://i.example"}}, "JWKS URL"},
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "https://i.example/jwks"}}, "issuer"},
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "http://i.example/jwks", Issuer: "https://i.example"}}, "plain HTTP"},
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example", Algorithms: []string{"none"}}}, "none"},
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example", Algorithms: []string{"HS256"}}}, "HMAC"},
-		{mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example"}, PublicURL: "https://x.example/mcp"}, "no path"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{Issuer: "https://i.example"}}, "JWKS URL"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "https://i.example/jwks"}}, "issuer"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "http://i.example/jwks", Issuer: "https://i.example"}}, "plain HTTP"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example", Algorithms: []string{"none"}}}, "none"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example", Algorithms: []string{"HS256"}}}, "HMAC"},
+		{mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example"}, PublicURL: "https://x.example/mcp"}, "no path"},
 	}
 	for _, c := range cases {
 		_, err := mcpserver.New(mcpserver.Config{Runner: runner, Hosted: c.h})
@@ -302,8 +303,8 @@ func TestJWTConfigErrors(t *testing.T) {
 		}
 	}
 	_, err := mcpserver.New(mcpserver.Config{Runner: runner,
-		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("x"), Principal: bindings.Principal{ID: "jwt:alice"}}},
-		Hosted: mcpserver.HostedAuth{JWT: &mcpserver.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example"}}})
+		Tokens: []bearer.Token{{SHA256: bearer.HashToken("x"), Principal: bindings.Principal{ID: "jwt:alice"}}},
+		Hosted: mcpserver.HostedAuth{JWT: &bearer.JWTConfig{JWKSURL: "https://i.example/jwks", Issuer: "https://i.example"}}})
 	if err == nil || !strings.Contains(err.Error(), `"jwt:"`) {
 		t.Errorf("static jwt: principal: %v", err)
 	}
@@ -316,8 +317,8 @@ func TestJWTAuthKeysHang(t *testing.T) {
 	is.Hang.Store(true)
 	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
-		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
-		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: is.URL, Issuer: is.URL,
+		Tokens: []bearer.Token{{SHA256: bearer.HashToken("static-token"), Principal: bindings.Principal{ID: "fiona"}}},
+		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &bearer.JWTConfig{JWKSURL: is.URL, Issuer: is.URL,
 			HTTPClient: &http.Client{Timeout: 200 * time.Millisecond}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -351,8 +352,8 @@ func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
 	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{Limits: sandbox.Limits{MaxResultBytes: 1 << 10}}, demo.Tools()...)
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
-		Tokens: []mcpserver.Token{{SHA256: mcpserver.HashToken("alice-static"), Principal: bindings.Principal{ID: "alice"}}},
-		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &mcpserver.JWTConfig{JWKSURL: is.URL, Issuer: is.URL}}})
+		Tokens: []bearer.Token{{SHA256: bearer.HashToken("alice-static"), Principal: bindings.Principal{ID: "alice"}}},
+		Hosted: mcpserver.HostedAuth{PublicURL: "https://sandcall.test", JWT: &bearer.JWTConfig{JWKSURL: is.URL, Issuer: is.URL}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestJWTOutputRefBoundToPrincipal(t *testing.T) {
 // custom PrincipalClaim names the principal.
 func TestJWTRolesClaim(t *testing.T) {
 	is := jwttest.NewIssuer(t, jwttest.Kids...)
-	ts, _ := jwtServerPolicy(t, is, mcpserver.JWTConfig{RolesClaim: "groups", PrincipalClaim: "email"}, financeOnly)
+	ts, _ := jwtServerPolicy(t, is, bearer.JWTConfig{RolesClaim: "groups", PrincipalClaim: "email"}, financeOnly)
 	aud := ts.URL + "/mcp"
 	fin := connectBearer(t, aud, is.Sign(t, "rsa1", "", is.Claims("u1", aud, "email", "fiona@example.com", "groups", []string{"staff", "finance"})))
 	if got := pingAs(t, fin); got != "2" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
@@ -342,9 +343,9 @@ func readPage(t *testing.T, h *harness, ref string, offset, limit int) page {
 // to another, over authenticated HTTP.
 func TestOutputRefBoundToPrincipal(t *testing.T) {
 	runner := newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{Limits: sandbox.Limits{MaxResultBytes: 1 << 10}}, demo.Tools()...)
-	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler), Tokens: []mcpserver.Token{
-		{SHA256: mcpserver.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
-		{SHA256: mcpserver.HashToken("b-token"), Principal: bindings.Principal{ID: "bob"}},
+	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler), Tokens: []bearer.Token{
+		{SHA256: bearer.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
+		{SHA256: bearer.HashToken("b-token"), Principal: bindings.Principal{ID: "bob"}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -41,9 +42,9 @@ func TestRunCodeDescriptionPerPrincipal(t *testing.T) {
 	runner := newPipeline(t, bindings.BrokerConfig{Authorizer: roleGate{}}, bindings.RunnerConfig{}, tool("payroll_salaries", "Lists every employee's salary."), tool("get_weather", "Gets the weather."))
 	srv, err := mcpserver.New(mcpserver.Config{Runner: runner, Logger: slog.New(slog.DiscardHandler),
 		Principal: bindings.Principal{ID: "ops", Roles: []string{"finance"}},
-		Tokens: []mcpserver.Token{
-			{SHA256: mcpserver.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
-			{SHA256: mcpserver.HashToken("f-token"), Principal: bindings.Principal{ID: "fiona", Roles: []string{"finance"}}},
+		Tokens: []bearer.Token{
+			{SHA256: bearer.HashToken("a-token"), Principal: bindings.Principal{ID: "alice"}},
+			{SHA256: bearer.HashToken("f-token"), Principal: bindings.Principal{ID: "fiona", Roles: []string{"finance"}}},
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
@@ -54,7 +55,7 @@ type Config struct {
 	// with its principal. If empty, HTTP requests are not authenticated
 	// (serve HTTP on loopback only); if set, a request without one of them
 	// gets 401, and each session acts for its token's principal.
-	Tokens []Token
+	Tokens []bearer.Token
 	// Hosted, if its JWT is set, makes HTTPHandler accept JWT bearer
 	// tokens beside Tokens, and names the resource in the protected
 	// resource metadata (hosted.go). Zero: static tokens only.
@@ -137,7 +138,7 @@ type Server struct {
 	maxBody   int64
 	origins   map[string]bool
 	idle      time.Duration
-	tokens    *tokenSet // nil: HTTP is not authenticated
+	tokens    *bearer.Verifier // nil: HTTP is not authenticated
 	hosted    hostedAuth
 	metrics   http.Handler
 	outputs   *outputStore // results cut for the model, for read_output
@@ -186,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 		maxState:  cfg.MaxRequestStateBytes,
 	}
 	if len(cfg.Tokens) > 0 {
-		ts, err := newTokenSet(cfg.Tokens)
+		ts, err := bearer.New(cfg.Tokens)
 		if err != nil {
 			return nil, err
 		}
@@ -397,7 +398,7 @@ func (s *Server) exposedToAny() []*tools.Tool {
 	}
 	seen := map[string]bool{}
 	var out []*tools.Tool
-	for _, p := range append([]bindings.Principal{s.principal}, s.tokens.who...) {
+	for _, p := range append([]bindings.Principal{s.principal}, s.tokens.Principals()...) {
 		for _, t := range s.broker.Exposed(tools.Direct, p) {
 			if !seen[t.Name] {
 				seen[t.Name] = true

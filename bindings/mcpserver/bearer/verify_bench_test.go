@@ -1,4 +1,4 @@
-package mcpserver
+package bearer
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/policy"
 )
 
 // BenchmarkTokenVerify measures what authentication costs one request:
@@ -40,7 +40,7 @@ func BenchmarkTokenVerify(b *testing.B) {
 		v.keys.keys = append(v.keys.keys, jose.JSONWebKey{Key: k.key.Public(), KeyID: k.kid, Algorithm: string(k.alg)})
 	}
 	v.keys.fetchedAt, v.keys.triedAt = time.Now(), time.Now()
-	ts, err := newTokenSet([]Token{{SHA256: HashToken("static"), Principal: bindings.LocalPrincipal}})
+	ts, err := New([]Token{{SHA256: HashToken("static"), Principal: policy.Principal{ID: "local"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func BenchmarkTokenVerify(b *testing.B) {
 	b.Run("static", func(b *testing.B) {
 		r := httptestRequest()
 		for b.Loop() {
-			if _, err := ts.verify(ctx, "static", r); err != nil {
+			if _, err := ts.Verify(ctx, "static", r); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package mcpserver
+package bearer
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/policy"
 )
 
 // JWTPrincipalPrefix starts the ID of every principal a JWT acts for:
@@ -33,7 +33,7 @@ const JWTPrincipalPrefix = "jwt:"
 // JWTConfig configures JWT bearer tokens (RFC 9068 style access tokens):
 // signed by an authorization server whose public keys are published at
 // JWKSURL, checked for signature, issuer, audience and validity period.
-// Static tokens (Config.Tokens) keep working beside them.
+// Static tokens (New) keep working beside them.
 type JWTConfig struct {
 	// JWKSURL is the issuer's JSON Web Key Set. Required. HTTPS, or HTTP
 	// on a loopback address; any HTTP only with AllowHTTP.
@@ -42,8 +42,9 @@ type JWTConfig struct {
 	Issuer string
 	// Audience lists the "aud" values accepted (a token must name at least
 	// one; a trailing "/" is ignored, oauthex.MatchesResource). If empty,
-	// the resource's own URL: Config.PublicURL + "/mcp", and
-	// Config.PublicURL itself (the resource of the root metadata).
+	// the audiences given to Verifier.AcceptJWT: for the MCP server, the
+	// resource's own URL (its public URL + "/mcp", and the public URL
+	// itself, the resource of the root metadata).
 	Audience []string
 	// PrincipalClaim names the claim whose string value, after
 	// JWTPrincipalPrefix, is the principal's ID. If empty, "sub".
@@ -265,7 +266,7 @@ func (v *jwtVerifier) verify(ctx context.Context, tok string, audience []string)
 	if id == "" || len(id) > 256 || strings.ContainsFunc(id, unicode.IsControl) {
 		return nil, invalidToken("the token has no usable " + v.claim + " claim (a non-empty string) to name its principal")
 	}
-	p := bindings.Principal{ID: JWTPrincipalPrefix + id}
+	p := policy.Principal{ID: JWTPrincipalPrefix + id}
 	if v.roles != "" {
 		p.Roles = stringList(extra[v.roles])
 	}

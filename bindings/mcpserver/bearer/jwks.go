@@ -1,4 +1,4 @@
-package mcpserver
+package bearer
 
 import (
 	"context"
