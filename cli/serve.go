@@ -120,16 +120,15 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 // print, a debugging line) can corrupt the JSON-RPC stream.
 func serveStdio(ctx context.Context, e *env, srv *mcpserver.Server) int {
 	var t mcp.Transport
-	cf := newCancelFilter() // a cancelled request is not answered
 	if e.stdout == os.Stdout {
 		out, err := takeStdout()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sandcall serve: %v\n", err)
 			return exitFailure
 		}
-		t = &mcp.IOTransport{Reader: cf.reader(os.Stdin), Writer: cf.writer(out), MaxLineLength: int(srv.MaxRequestBytes())}
+		t = srv.StdioTransport(os.Stdin, out)
 	} else {
-		t = &mcp.IOTransport{Reader: cf.reader(io.NopCloser(e.stdin)), Writer: cf.writer(nopWriteCloser{e.stdout}), MaxLineLength: int(srv.MaxRequestBytes())}
+		t = srv.StdioTransport(io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
 	}
 	err := srv.Run(ctx, t)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {

@@ -10,8 +10,8 @@ import (
 )
 
 // cancelFilter keeps a cancelled request of a 2025-11-25 (stateful) HTTP
-// session from being answered, as the stdio byte filter of cmd/sandcall
-// does: MCP says the receiver of notifications/cancelled should not
+// session from being answered, as StdioTransport
+// does over stdio: MCP says the receiver of notifications/cancelled should not
 // respond. The SDK cancels the handler's context (the run stops) but
 // still writes its result on the request's SSE stream, and it owns that
 // stream; so the filter sits on the HTTP layer: a POST carrying
@@ -65,8 +65,7 @@ func idKey(raw json.RawMessage) string {
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
 		return ""
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return idValueKey(v)
 }
 
 func (f *cancelFilter) ServeHTTP(w http.ResponseWriter, r *http.Request) {

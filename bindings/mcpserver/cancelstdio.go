@@ -1,4 +1,4 @@
-package cli
+package mcpserver
 
 import (
 	"bytes"
@@ -7,16 +7,27 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// cancelFilter keeps serve over stdio from answering a request the client
-// cancelled: the MCP spec says a receiver of notifications/cancelled should
+// StdioTransport returns the transport of one session over a byte stream
+// (standard input and output): newline-delimited JSON-RPC, lines capped at
+// MaxRequestBytes, and a request the client cancelled is not answered
+// (stdioCancelFilter).
+func (s *Server) StdioTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	f := &stdioCancelFilter{cancelled: map[string]bool{}}
+	return &mcp.IOTransport{Reader: &cancelReader{ReadCloser: r, f: f}, Writer: &cancelWriter{WriteCloser: w, f: f},
+		MaxLineLength: int(s.MaxRequestBytes())}
+}
+
+// stdioCancelFilter keeps a session over stdio from answering a request
+// the client cancelled: the MCP spec says a receiver of notifications/cancelled should
 // not respond to the cancelled request, but the SDK writes the handler's
 // result (an E_CANCELLED run) anyway. It watches the lines read for
 // cancellations and drops the response to a cancelled ID on its way out.
 // It works on the byte streams, below mcp.IOTransport, so the SDK's own
 // connection (batching rules, negotiated version) is untouched.
-type cancelFilter struct {
+type stdioCancelFilter struct {
 	mu        sync.Mutex
 	cancelled map[string]bool // idKey of cancelled request IDs
 }
@@ -29,16 +40,14 @@ const (
 	maxCancelLine = 4 << 10
 )
 
-func newCancelFilter() *cancelFilter { return &cancelFilter{cancelled: map[string]bool{}} }
-
-// idKey is the JSON of a request ID's value, so that 2 in a notification's
-// params and the ID 2 of a response are the same key.
-func idKey(v any) string {
+// idValueKey is the JSON of a request ID's value, so that 2 in a
+// notification's params and the ID 2 of a response are the same key.
+func idValueKey(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
-func (f *cancelFilter) note(line []byte) {
+func (f *stdioCancelFilter) note(line []byte) {
 	if !bytes.Contains(line, []byte("notifications/cancelled")) {
 		return
 	}
@@ -57,13 +66,13 @@ func (f *cancelFilter) note(line []byte) {
 	if len(f.cancelled) >= maxCancelled {
 		clear(f.cancelled)
 	}
-	f.cancelled[idKey(p.RequestID)] = true
+	f.cancelled[idValueKey(p.RequestID)] = true
 	f.mu.Unlock()
 }
 
 // drop reports whether msg (one JSON-RPC message as written) answers a
 // cancelled request, and forgets the ID.
-func (f *cancelFilter) drop(msg []byte) bool {
+func (f *stdioCancelFilter) drop(msg []byte) bool {
 	f.mu.Lock()
 	none := len(f.cancelled) == 0
 	f.mu.Unlock()
@@ -75,7 +84,7 @@ func (f *cancelFilter) drop(msg []byte) bool {
 	if err != nil || !ok || !resp.ID.IsValid() {
 		return false
 	}
-	k := idKey(resp.ID.Raw())
+	k := idValueKey(resp.ID.Raw())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cancelled[k] {
@@ -85,17 +94,9 @@ func (f *cancelFilter) drop(msg []byte) bool {
 	return false
 }
 
-func (f *cancelFilter) reader(r io.ReadCloser) io.ReadCloser {
-	return &cancelReader{ReadCloser: r, f: f}
-}
-
-func (f *cancelFilter) writer(w io.WriteCloser) io.WriteCloser {
-	return &cancelWriter{WriteCloser: w, f: f}
-}
-
 type cancelReader struct {
 	io.ReadCloser
-	f    *cancelFilter
+	f    *stdioCancelFilter
 	line []byte
 	over bool // the current line is longer than maxCancelLine
 }
@@ -123,7 +124,7 @@ func (r *cancelReader) Read(p []byte) (int, error) {
 // each message, newline included, in one call).
 type cancelWriter struct {
 	io.WriteCloser
-	f *cancelFilter
+	f *stdioCancelFilter
 }
 
 func (w *cancelWriter) Write(p []byte) (int, error) {
