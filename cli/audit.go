@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandcall/sandcall/bindings/audit"
 	"github.com/sandcall/sandcall/bindings/mcpserver/bearer"
 )
 
@@ -56,24 +55,6 @@ calls that succeeded, failed and were denied with their p50 and p95
 latency, and the runs by error code.
 `
 
-// toolStats are one tool's figures in `audit stats`.
-type toolStats struct {
-	Tool   string  `json:"tool"`
-	OK     int     `json:"ok"`
-	Failed int     `json:"failed"`
-	Denied int     `json:"denied"`
-	P50MS  float64 `json:"p50_ms"`
-	P95MS  float64 `json:"p95_ms"`
-	durs   []float64
-}
-
-type auditStats struct {
-	Tools   []*toolStats   `json:"tools"`
-	Runs    map[string]int `json:"runs"` // by code; "ok" for successful runs, "suspended" for runs waiting for an approval
-	Records int            `json:"records"`
-	Skipped int            `json:"skipped"` // lines that are not audit records
-}
-
 func cmdAudit(_ context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] != "stats" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -98,7 +79,7 @@ func cmdAudit(_ context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer f.Close()
-	st, err := readAuditStats(f)
+	st, err := audit.ReadStats(f)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall audit stats: %s: %v\n", pos[0], err)
 		return exitFailure
@@ -128,69 +109,4 @@ func cmdAudit(_ context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stdout)
 	return exitOK
-}
-
-func readAuditStats(r io.Reader) (*auditStats, error) {
-	st := &auditStats{Runs: map[string]int{}, Tools: []*toolStats{}}
-	by := map[string]*toolStats{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Event      string  `json:"event"`
-			Tool       string  `json:"tool"`
-			Code       string  `json:"code"`
-			Decision   string  `json:"decision"`
-			DurationMS float64 `json:"duration_ms"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || (rec.Event != "call" && rec.Event != "run") {
-			st.Skipped++
-			continue
-		}
-		st.Records++
-		if rec.Event == "run" {
-			c := rec.Code
-			switch {
-			case rec.Decision == "suspended": // waits for a person (2026-07-28)
-				c = "suspended"
-			case c == "":
-				c = "ok"
-			}
-			st.Runs[c]++
-			continue
-		}
-		t := by[rec.Tool]
-		if t == nil {
-			t = &toolStats{Tool: rec.Tool}
-			by[rec.Tool] = t
-			st.Tools = append(st.Tools, t)
-		}
-		switch rec.Code {
-		case "":
-			t.OK++
-		case "E_TOOL_DENIED":
-			t.Denied++
-		default:
-			t.Failed++
-		}
-		t.durs = append(t.durs, rec.DurationMS)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	for _, t := range st.Tools {
-		slices.Sort(t.durs)
-		t.P50MS, t.P95MS = quantile(t.durs, 0.50), quantile(t.durs, 0.95)
-	}
-	sort.Slice(st.Tools, func(i, j int) bool { return st.Tools[i].Tool < st.Tools[j].Tool })
-	return st, nil
-}
-
-// quantile is the nearest-rank quantile of sorted xs.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[max(0, min(i, len(xs)-1))]
 }

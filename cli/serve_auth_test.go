@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcall/sandcall/bindings/audit"
 	"github.com/sandcall/sandcall/bindings/mcpserver/jwttest"
 )
 
@@ -84,17 +85,17 @@ auth:
 		}
 	}
 
-	audit, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	auditFile, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, leak := range []string{"fin-secret-token", "eng-secret-token"} {
-		if strings.Contains(string(audit), leak) {
+		if strings.Contains(string(auditFile), leak) {
 			t.Errorf("audit file holds %q", leak)
 		}
 	}
 	var principals []string
-	for _, l := range strings.Split(strings.TrimSpace(string(audit)), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(string(auditFile)), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatalf("audit line %q: %v", l, err)
@@ -114,7 +115,7 @@ auth:
 	if code != 0 {
 		t.Fatalf("audit stats: %d %s", code, stderr)
 	}
-	var st auditStats
+	var st audit.Stats
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/bindings/audit"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/inbox"
@@ -129,8 +130,7 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 }
 
 // auditLogger opens the audit destination: nil when none is configured.
-// Records are JSON Lines with ts (RFC 3339), event ("run" or "call") and
-// the fields of DESIGN.md §10, every string passed through bindings.Redact.
+// The records' format is package audit's.
 func (c *common) auditLogger(stderr io.Writer) (*slog.Logger, error) {
 	var w io.Writer
 	switch c.audit {
@@ -146,21 +146,7 @@ func (c *common) auditLogger(stderr io.Writer) (*slog.Logger, error) {
 		c.closers = append(c.closers, func() { _ = f.Close() })
 		w = f
 	}
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) > 0 {
-			return a
-		}
-		switch a.Key {
-		case slog.TimeKey:
-			return slog.String("ts", a.Value.Time().UTC().Format(time.RFC3339Nano))
-		case slog.LevelKey:
-			return slog.Attr{}
-		case slog.MessageKey:
-			return slog.String("event", a.Value.String())
-		}
-		return a
-	}})
-	return slog.New(bindings.NewRedactHandler(h)), nil
+	return audit.NewLogger(w), nil
 }
 
 // check validates the shared flags; it returns a usage error message.
