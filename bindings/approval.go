@@ -55,7 +55,7 @@ var ErrApprovalUnsupported = errors.New("the client cannot ask a person for appr
 // argsSummary is the redacted, capped JSON of args for a person to read,
 // with invisible and direction-changing characters escaped (Visible).
 func argsSummary(args json.RawMessage) string {
-	return sandbox.Cap(Visible(string(RedactJSON(args))), MaxArgsSummaryBytes)
+	return sandbox.Cap(tools.Visible(string(tools.RedactJSON(args))), MaxArgsSummaryBytes)
 }
 
 // timedOut wraps the E_TOOL_DENIED error of an approval that nobody gave
@@ -80,7 +80,7 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 	// The person's time is not the run's: the run's wall clock stops while
 	// it waits (sandbox.HoldWall), and approval_timeout bounds the wait.
 	release := sandbox.HoldWall(ctx)
-	actx, cancel := context.WithTimeout(ctx, r.b.approval)
+	actx, cancel := context.WithTimeout(ctx, r.b.cfg.ApprovalTimeout)
 	t0 := time.Now()
 	ok, err := safeApprove(actx, r.approver, req)
 	late := actx.Err() != nil
@@ -95,10 +95,10 @@ func (r *run) approve(ctx context.Context, info *CallInfo, d Decision) error {
 	case ctx.Err() != nil:
 		return sandbox.AsError(ctx.Err(), sandbox.ECancelled)
 	case late:
-		return timedOut{deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.approval),
+		return timedOut{deny(fmt.Sprintf("nobody approved the call to %s within %s", name, r.b.cfg.ApprovalTimeout),
 			"Ask the user to watch for the approval prompt, then try again.")}
 	case err != nil:
-		r.b.log.Warn("approval failed; denying", "tool", name, "err", err.Error())
+		r.b.cfg.Logger.Warn("approval failed; denying", "tool", name, "err", err.Error())
 		return deny("the approval of the call to "+name+" could not be obtained", "Try again, or ask the user to make this call.")
 	case !ok:
 		return deny("the user declined the call to "+name, "Do not retry this call unless the user asks for it.")

@@ -53,7 +53,7 @@ func approvalBroker(t *testing.T, cfg BrokerConfig) (*Broker, *auditBuffer) {
 	}
 	ab := &auditBuffer{}
 	cfg.Authorizer = NewPolicyAuthorizer(c)
-	cfg.Audit = slog.New(NewRedactHandler(slog.NewJSONHandler(ab, nil)))
+	cfg.Audit = slog.New(tools.NewRedactHandler(slog.NewJSONHandler(ab, nil)))
 	return newBroker(t, cfg, echo("pay"), echo("secretive")), ab
 }
 
@@ -174,7 +174,7 @@ func TestAuditArgs(t *testing.T) {
 	recs = ab.records(t)
 	logged, _ := recs[1]["args"].(string)
 	if !strings.Contains(logged, canary) || strings.Contains(logged, shaped) || strings.Contains(logged, "p4ss") ||
-		!strings.Contains(logged, Redacted) {
+		!strings.Contains(logged, tools.Redacted) {
 		t.Errorf("logged args %q", logged)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
 )
 
 type auditCall struct {
@@ -63,12 +64,12 @@ func (r *run) finishCall(a auditCall) {
 	}
 	r.mu.Unlock()
 
-	if r.b.obs != nil {
+	if r.b.cfg.Observer != nil {
 		tool := a.tool
 		if !a.known {
 			tool = "(unknown)"
 		}
-		r.b.obs.ObserveCall(tool, string(r.caller), [...]string{"ok", "failed", "denied"}[o], a.dur)
+		r.b.cfg.Observer.ObserveCall(tool, string(r.caller), [...]string{"ok", "failed", "denied"}[o], a.dur)
 	}
 	r.auditRecord(a)
 }
@@ -76,7 +77,7 @@ func (r *run) finishCall(a auditCall) {
 // auditRecord writes the audit record of a call, or of one failed attempt
 // of a call that is retried.
 func (r *run) auditRecord(a auditCall) {
-	if !r.b.audit.Enabled(context.Background(), slog.LevelInfo) {
+	if !r.b.cfg.Audit.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	code := ""
@@ -111,9 +112,9 @@ func (r *run) auditRecord(a auditCall) {
 		attrs = append(attrs, slog.String("flow", sandbox.Cap(a.flow, MaxLoggedArgsBytes)))
 	}
 	if a.logArgs && a.args != nil {
-		attrs = append(attrs, slog.String("args", sandbox.Cap(string(RedactJSON(a.args)), MaxLoggedArgsBytes)))
+		attrs = append(attrs, slog.String("args", sandbox.Cap(string(tools.RedactJSON(a.args)), MaxLoggedArgsBytes)))
 	}
-	r.b.audit.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
+	r.b.cfg.Audit.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
 }
 
 // MaxLoggedArgsBytes caps the args field of an audit record (log_args).

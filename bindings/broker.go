@@ -21,7 +21,7 @@ type BrokerConfig struct {
 	// Authorizer decides every call. If nil, DefaultAuthorizer.
 	Authorizer Authorizer
 	// Audit receives one record per attempted call and one per run
-	// (DESIGN.md §10). If nil, records are discarded.
+	// (package audit gives their format). If nil, records are discarded.
 	Audit *slog.Logger
 	// Logger receives operational messages (a tool that panicked, say). If
 	// nil, they are discarded.
@@ -56,7 +56,7 @@ type BrokerConfig struct {
 	// by replicas, so that a limit of N calls holds across them). If nil,
 	// each policy counts in its own memory.
 	Shared store.Store
-	// Tracer, if set, records a span per run and per tool call (trace.go).
+	// Tracer, if set, records a span per run and per tool call (spans.go).
 	// If nil, nothing is traced.
 	Tracer trace.TracerProvider
 }
@@ -75,24 +75,17 @@ type Observer interface {
 // validation, authorization, budgets, dispatch, output budget and audit.
 // It is safe for concurrent use.
 type Broker struct {
-	shared    store.Store // nil: rate limits count in memory
-	catalog   *tools.Catalog
-	auth      atomic.Pointer[authorizerBox]
-	audit     *slog.Logger
-	log       *slog.Logger
-	timeout   time.Duration
-	maxOutput int
-	approval  time.Duration
-	obs       Observer
-	retries   int
-	backoff   time.Duration
-	now       func() time.Time
-	tracer    trace.Tracer // nil: tracing off (trace.go)
+	// cfg is the BrokerConfig with every default applied (Authorizer
+	// aside, kept in auth): in it MaxRetries is the number of retries,
+	// 0 for none.
+	cfg    BrokerConfig
+	auth   atomic.Pointer[authorizerBox]
+	tracer trace.Tracer // nil: tracing off (spans.go)
 
 	obsMu     sync.Mutex
 	onAuthSet []func()
 
-	known known // names the catalog held, and why missing ones are (unknown.go)
+	known known // names the catalog held, and why missing ones are (notcallable.go)
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -102,48 +95,36 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	if cfg.Catalog == nil {
 		return nil, errors.New("bindings: BrokerConfig.Catalog is required")
 	}
-	b := &Broker{
-		shared:    cfg.Shared,
-		catalog:   cfg.Catalog,
-		audit:     cfg.Audit,
-		log:       cfg.Logger,
-		timeout:   cfg.CallTimeout,
-		maxOutput: cfg.MaxOutputBytes,
-		approval:  cfg.ApprovalTimeout,
-		obs:       cfg.Observer,
-		retries:   cfg.MaxRetries,
-		backoff:   cfg.RetryBackoff,
-		now:       cfg.Now,
-	}
 	switch {
-	case b.retries == 0:
-		b.retries = 2
-	case b.retries < 0:
-		b.retries = 0
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = 2
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
 	}
-	if b.backoff <= 0 {
-		b.backoff = 20 * time.Millisecond
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = 20 * time.Millisecond
 	}
-	if b.now == nil {
-		b.now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = 2 * time.Minute
+	}
+	if cfg.Audit == nil {
+		cfg.Audit = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 30 * time.Second
+	}
+	if cfg.MaxOutputBytes <= 0 {
+		cfg.MaxOutputBytes = 4 << 20
+	}
+	b := &Broker{cfg: cfg}
 	if cfg.Tracer != nil {
 		b.tracer = cfg.Tracer.Tracer(TracerName)
-	}
-	if b.approval <= 0 {
-		b.approval = 2 * time.Minute
-	}
-	if b.audit == nil {
-		b.audit = slog.New(slog.DiscardHandler)
-	}
-	if b.log == nil {
-		b.log = slog.New(slog.DiscardHandler)
-	}
-	if b.timeout <= 0 {
-		b.timeout = 30 * time.Second
-	}
-	if b.maxOutput <= 0 {
-		b.maxOutput = 4 << 20
 	}
 	a := cfg.Authorizer
 	if a == nil {
@@ -155,7 +136,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 }
 
 // Catalog returns the broker's catalog.
-func (b *Broker) Catalog() *tools.Catalog { return b.catalog }
+func (b *Broker) Catalog() *tools.Catalog { return b.cfg.Catalog }
 
 // SetAuthorizer swaps the authorizer atomically; calls already past
 // authorization are not affected, every later call sees the new one.
@@ -191,7 +172,7 @@ func (b *Broker) authorizer() Authorizer { return b.auth.Load().a }
 // Exposed returns the tools offered to caller for p, sorted by name.
 func (b *Broker) Exposed(caller tools.Caller, p Principal) []*tools.Tool {
 	a := b.authorizer()
-	all := b.catalog.List()
+	all := b.cfg.Catalog.List()
 	out := all[:0]
 	for _, t := range all {
 		if a.Exposes(t, caller, p) {

@@ -35,7 +35,7 @@ type run struct {
 
 	seq atomic.Int64
 
-	flow runFlow // information-flow label of what the program read (labels.go)
+	flow runFlow // information-flow label of what the program read (flow.go)
 
 	mu      sync.Mutex // guards stats, notes, meta, dropped
 	stats   sandbox.CallStats
@@ -159,14 +159,14 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		}
 		return hres, nil
 	}
-	t, alias, ok := r.b.catalog.Resolve(name)
+	t, alias, ok := r.b.cfg.Catalog.Resolve(name)
 	if !ok {
 		rec.decision = "unknown"
 		return nil, r.b.missingTool(name, r.caller, r.principal)
 	}
 	if alias.Name != "" {
 		rec.alias = alias.Name
-		if !alias.Live(r.b.now()) {
+		if !alias.Live(r.b.cfg.Now()) {
 			rec.decision = "unknown"
 			return nil, renamedTool(alias.Name, t.Name)
 		}
@@ -258,7 +258,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 	budget := t.OutputBudget
 	if budget <= 0 {
-		budget = r.b.maxOutput
+		budget = r.b.cfg.MaxOutputBytes
 	}
 	if len(res) > budget {
 		if res, e = r.cut(t, res, budget, &rec); e != nil {
@@ -277,7 +277,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 }
 
 // dispatchRetrying runs the handler, and again after a transient failure of
-// an idempotent tool: at most b.retries more times, after a jittered
+// an idempotent tool: at most b.cfg.MaxRetries more times, after a jittered
 // backoff, never past ctx's deadline. The call holds an in-flight slot only
 // while its handler runs, not while it waits to retry, so a backoff never
 // blocks the run's other calls. The policy decided once, for the logical
@@ -285,7 +285,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 // attempt that is retried gets its own audit record (with its attempt
 // number), and the retries are counted in CallStats.Retries.
 func (r *run) dispatchRetrying(ctx context.Context, t *tools.Tool, args json.RawMessage, info *CallInfo, rec *auditCall) (json.RawMessage, *sandbox.Error) {
-	retry := t.Effects.Idempotent && r.b.retries > 0
+	retry := t.Effects.Idempotent && r.b.cfg.MaxRetries > 0
 	for attempt := 1; ; attempt++ {
 		rec.attempt = attempt
 		var a0 time.Time
@@ -296,7 +296,7 @@ func (r *run) dispatchRetrying(ctx context.Context, t *tools.Tool, args json.Raw
 		if e == nil {
 			return res, nil
 		}
-		if !retry || attempt > r.b.retries || !e.Retryable || e.Code != sandbox.EToolFailed {
+		if !retry || attempt > r.b.cfg.MaxRetries || !e.Retryable || e.Code != sandbox.EToolFailed {
 			return nil, e
 		}
 		wait := r.b.retryWait(attempt)
@@ -322,7 +322,7 @@ func (r *run) dispatchRetrying(ctx context.Context, t *tools.Tool, args json.Raw
 // retryWait is the jittered wait before retry number attempt (1-based):
 // backoff·4^(attempt-1), scaled by a random 50-100 %.
 func (b *Broker) retryWait(attempt int) time.Duration {
-	d := b.backoff << (2 * (attempt - 1))
+	d := b.cfg.RetryBackoff << (2 * (attempt - 1))
 	if d <= 0 || d > time.Minute {
 		d = time.Minute
 	}
@@ -336,7 +336,7 @@ func (r *run) attempt(ctx context.Context, t *tools.Tool, args json.RawMessage, 
 		return nil, sandbox.AsError(ctx.Err(), sandbox.ECancelled)
 	}
 	defer r.sem.Release(1)
-	cctx, cancel := context.WithTimeout(ctx, r.b.timeout)
+	cctx, cancel := context.WithTimeout(ctx, r.b.cfg.CallTimeout)
 	defer cancel()
 	res, e := r.b.dispatch(tools.WithCall(cctx, info), t, args)
 	if e != nil {
@@ -346,7 +346,7 @@ func (r *run) attempt(ctx context.Context, t *tools.Tool, args json.RawMessage, 
 		if cctx.Err() != nil {
 			return nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name, Retryable: true,
 				Reason:  sandbox.ReasonTransient,
-				Message: fmt.Sprintf("tool %s did not answer within %s", t.Name, r.b.timeout),
+				Message: fmt.Sprintf("tool %s did not answer within %s", t.Name, r.b.cfg.CallTimeout),
 				Hint:    "Try again later, or ask for less data."}
 		}
 		return nil, e
@@ -404,13 +404,13 @@ func (r *run) deprecated(t *tools.Tool, a tools.Alias, res json.RawMessage) json
 func (b *Broker) authorize(ctx context.Context, info *CallInfo) (d Decision) {
 	defer func() {
 		if p := recover(); p != nil {
-			b.log.Error("authorizer panicked; denying", "tool", info.Tool.Name, "panic", fmt.Sprint(p))
+			b.cfg.Logger.Error("authorizer panicked; denying", "tool", info.Tool.Name, "panic", fmt.Sprint(p))
 			d = Decision{Rule: "authorizer.panic", Reason: "the authorizer failed",
 				Message: "the policy could not be evaluated, so the call is denied"}
 		}
 	}()
-	if b.shared != nil {
-		ctx = context.WithValue(ctx, rateStoreKey{}, sharedRates{b.shared})
+	if b.cfg.Shared != nil {
+		ctx = context.WithValue(ctx, rateStoreKey{}, sharedRates{b.cfg.Shared})
 	}
 	return b.authorizer().Authorize(ctx, info)
 }
@@ -420,7 +420,7 @@ func (b *Broker) authorize(ctx context.Context, info *CallInfo) (d Decision) {
 func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessage) (res json.RawMessage, err *sandbox.Error) {
 	defer func() {
 		if p := recover(); p != nil {
-			b.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
+			b.cfg.Logger.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
 			res, err = nil, &sandbox.Error{Code: sandbox.EToolFailed, Tool: t.Name,
 				Message: "tool " + t.Name + " failed with an internal error"}
 		}
@@ -429,7 +429,7 @@ func (b *Broker) dispatch(ctx context.Context, t *tools.Tool, args json.RawMessa
 	if herr != nil {
 		var e *sandbox.Error
 		if !errors.As(herr, &e) {
-			b.log.Warn("tool failed", "tool", t.Name, "err", herr.Error())
+			b.cfg.Logger.Warn("tool failed", "tool", t.Name, "err", herr.Error())
 			e = &sandbox.Error{Code: sandbox.EToolFailed, Message: "tool " + t.Name + " failed"}
 		}
 		if e.Tool == "" {

@@ -1,9 +1,12 @@
 package bindings
 
-import "github.com/sandcall/sandcall/sandbox"
+import (
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+)
 
 // redactError returns e with every secret shape in its message and hint
-// replaced by [REDACTED] (Redact), a copy when anything changed. Every
+// replaced by [REDACTED] (tools.Redact), a copy when anything changed. Every
 // error a caller gets goes through it: a validation message that echoes an
 // argument ("expected integer, got string \"sk-live-…\"") never repeats a
 // secret, nor does an upstream's or a program's own error text.
@@ -11,7 +14,7 @@ func redactError(e *sandbox.Error) *sandbox.Error {
 	if e == nil {
 		return nil
 	}
-	m, h := Redact(e.Message), Redact(e.Hint)
+	m, h := tools.Redact(e.Message), tools.Redact(e.Hint)
 	if m == e.Message && h == e.Hint {
 		return e
 	}

@@ -282,4 +282,4 @@ func (a *PolicyAuthorizer) MayRequireApproval() bool { return a.checker.MayRequi
 
 // ApprovalTimeout is how long a person has to answer an approval
 // (BrokerConfig.ApprovalTimeout): a suspended run's state expires with it.
-func (b *Broker) ApprovalTimeout() time.Duration { return b.approval }
+func (b *Broker) ApprovalTimeout() time.Duration { return b.cfg.ApprovalTimeout }

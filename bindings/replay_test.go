@@ -44,7 +44,7 @@ func replayRunner(t *testing.T) (*Runner, *atomic.Int64, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.catalog = c
+	b.cfg.Catalog = c
 	r, err := NewRunner(RunnerConfig{Broker: b, Executor: js.New(js.Config{})})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestSuspendWaitsForCallsInFlight(t *testing.T) {
 		}
 		return inner(ctx, args)
 	}
-	if err := r.broker.catalog.Replace([]string{"count"}, []*tools.Tool{slow}); err != nil {
+	if err := r.broker.cfg.Catalog.Replace([]string{"count"}, []*tools.Tool{slow}); err != nil {
 		t.Fatal(err)
 	}
 	src := `const [a, p] = await Promise.all([tools.count({n: 1}), tools.pay({amount: 5})]);

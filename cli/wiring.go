@@ -198,7 +198,7 @@ func parseLevel(s string) (slog.Level, bool) {
 // logger writes text logs to w (stderr: stdout may be the protocol stream).
 func (c *common) logger(w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(c.logLevel)
-	return slog.New(bindings.NewRedactHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})))
+	return slog.New(tools.NewRedactHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})))
 }
 
 // catalogTools returns the tools the flags enable: the demo tools with

@@ -75,7 +75,7 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 		}
 		dc := bindings.DirectCall{Principal: s.principalFor(req), Tool: name, Args: args,
 			Approver: sessionApprover{req.Session}}
-		if resumable(req) { // approvals without a session (resume.go)
+		if resumable(req) { // approvals without a session (approvalstate.go)
 			if e := s.prepareDirectResume(ctx, req, &dc); e != nil {
 				return errorResult(e), nil
 			}

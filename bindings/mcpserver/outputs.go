@@ -62,7 +62,7 @@ type storedOutput struct {
 	principal string
 	data      []byte
 	expires   time.Time
-	meta      map[string]any // the run's label, for each page's _meta (labels.go)
+	meta      map[string]any // the run's label, for each page's _meta (outputs_meta.go)
 }
 
 // newOutputStore returns a store; zero arguments take the defaults and a nil

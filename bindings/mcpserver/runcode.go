@@ -141,7 +141,7 @@ func (s *Server) handleRunCode(ctx context.Context, req *mcp.CallToolRequest) (*
 	principal := s.principalFor(req)
 	rr := bindings.RunRequest{Program: prog, ModuleSHA256: sha, Limits: lim, Principal: principal,
 		Approver: sessionApprover{req.Session}}
-	if resumable(req) { // approvals without a session (resume.go)
+	if resumable(req) { // approvals without a session (approvalstate.go)
 		rr.Approver = nil
 		if e := s.prepareResume(ctx, req, &rr); e != nil {
 			return s.runFailure(e), nil

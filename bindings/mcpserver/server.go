@@ -117,7 +117,7 @@ type Config struct {
 	// maxmemory). If nil, outputs live in memory (MaxOutputs, MaxOutputBytes).
 	Store store.Store
 	// MaxRequestStateBytes caps the sealed request state of an approval
-	// without a session (MCP 2026-07-28, resume.go): a suspension whose
+	// without a session (MCP 2026-07-28, approvalstate.go): a suspension whose
 	// state would be larger ends with E_OUTPUT_LIMIT, and a larger state
 	// sent back is refused before it is opened. If zero, 1 MiB
 	// (DefaultMaxRequestStateBytes).
@@ -161,7 +161,7 @@ type Server struct {
 	revealed     revealed // per session: deferred tools listed to it (deferred.go)
 
 	sealOnce sync.Once
-	seal     sealState // the key of approval request states (resume.go)
+	seal     sealState // the key of approval request states (approvalstate.go)
 }
 
 // New returns a Server for cfg, with its tool list synced from the catalog.

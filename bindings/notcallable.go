@@ -48,7 +48,7 @@ type known struct {
 // watchNames records the catalog's names now and after every change.
 func (b *Broker) watchNames() {
 	note := func() {
-		ts := b.catalog.List()
+		ts := b.cfg.Catalog.List()
 		b.known.mu.Lock()
 		defer b.known.mu.Unlock()
 		if b.known.names == nil {
@@ -62,7 +62,7 @@ func (b *Broker) watchNames() {
 		}
 	}
 	note()
-	b.catalog.OnChange(note)
+	b.cfg.Catalog.OnChange(note)
 }
 
 // SetUnavailable registers f, asked for a called name the catalog lacks: if

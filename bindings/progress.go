@@ -1,9 +1,91 @@
 package bindings
 
 import (
+	"fmt"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sandcall/sandcall/sandbox"
 )
+
+// RunProgress is a snapshot of a run in progress (RunRequest.Progress).
+type RunProgress struct {
+	// Seq orders snapshots: snapshots may reach the callback out of order
+	// from several goroutines, and the one with the largest Seq is the
+	// newest.
+	Seq uint64
+	// Calls counts the calls finished so far.
+	Calls sandbox.CallStats
+	// InFlight counts the calls started and not finished: waiting for
+	// authorization, an approval, an in-flight slot or the tool itself.
+	InFlight int
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+	// Partials counts the values stored with progress(value) so far, and
+	// PartialBytes is the size of the latest one.
+	Partials     int
+	PartialBytes int
+	// Tools is what the tools of calls in flight reported of their own
+	// progress (an upstream server's notifications/progress), oldest call
+	// first, at most MaxToolProgress of them.
+	Tools []ToolProgress
+}
+
+// ToolProgress is one call's progress as its tool reported it.
+type ToolProgress struct {
+	Tool     string // the name the program called
+	Progress float64
+	Total    float64 // 0: unknown
+	Message  string  // escaped (Visible) and capped at 80 bytes
+}
+
+// MaxToolProgress caps RunProgress.Tools.
+const MaxToolProgress = 3
+
+// String is "github_search: 40/100 (indexing)".
+func (t ToolProgress) String() string {
+	s := t.Tool + ": " + strconv.FormatFloat(t.Progress, 'g', -1, 64)
+	if t.Total > 0 {
+		s += "/" + strconv.FormatFloat(t.Total, 'g', -1, 64)
+	}
+	if t.Message != "" {
+		s += " (" + t.Message + ")"
+	}
+	return s
+}
+
+// Text describes the snapshot for a person, at elapsed since the run
+// started (later than Elapsed when a snapshot is shown again while nothing
+// changes): "12 calls done (11 ok, 1 failed), 3 in flight, 2.5s elapsed;
+// progress saved once".
+func (p RunProgress) Text(elapsed time.Duration) string {
+	c := p.Calls
+	noun := "calls"
+	if c.Total == 1 {
+		noun = "call"
+	}
+	msg := fmt.Sprintf("%d %s done (%d ok, %d failed", c.Total, noun, c.OK, c.Failed)
+	if c.Denied > 0 {
+		msg += fmt.Sprintf(", %d denied", c.Denied)
+	}
+	msg += fmt.Sprintf("), %d in flight, %.1fs elapsed", p.InFlight, elapsed.Seconds())
+	switch p.Partials {
+	case 0:
+	case 1:
+		msg += "; progress saved once"
+	default:
+		msg += fmt.Sprintf("; progress saved %d times", p.Partials)
+	}
+	for i, t := range p.Tools {
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		msg += sep + t.String()
+	}
+	return msg
+}
 
 // ProgressThrottle hands a run's progress snapshots (RunRequest.Progress)
 // to Send at a bounded rate, from one goroutine of its own: Update, called

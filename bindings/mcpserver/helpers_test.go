@@ -1,9 +1,12 @@
 package mcpserver_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -37,4 +40,15 @@ func newPipeline(t *testing.T, bc bindings.BrokerConfig, rc bindings.RunnerConfi
 func newRunner(t *testing.T, ts ...*tools.Tool) *bindings.Runner {
 	t.Helper()
 	return newPipeline(t, bindings.BrokerConfig{}, bindings.RunnerConfig{}, ts...)
+}
+
+// panicExecutor is an engine with a bug: it panics. It is fault injection for
+// the recovery path, not a stand-in for the real engine.
+type panicExecutor struct{ sandbox.Executor }
+
+func (p panicExecutor) Execute(ctx context.Context, job *sandbox.Job, h sandbox.Host) *sandbox.Outcome {
+	if strings.Contains(job.Program.Source, "PANIC_IN_ENGINE") {
+		panic("engine bug")
+	}
+	return p.Executor.Execute(ctx, job, h)
 }

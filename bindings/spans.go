@@ -105,7 +105,7 @@ func (c *callSpan) end(r *run, a auditCall) {
 	if a.known {
 		sp.SetName("execute_tool " + a.tool)
 		attrs = append(attrs, attrToolName.String(a.tool))
-		if t, ok := r.b.catalog.Lookup(a.tool); ok {
+		if t, ok := r.b.cfg.Catalog.Lookup(a.tool); ok {
 			src := t.Source
 			if src == "" {
 				src = "builtin"
