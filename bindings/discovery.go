@@ -96,11 +96,11 @@ type FoundTool struct {
 	Call      string   `json:"call" jsonschema:"How to reach it: from a run_code program as await tools.<name>(args), or, for a tool programs may not call, directly as the MCP tool <name>."`
 }
 
-// Route says how a caller reaches a tool that callers may call: from a
+// route says how a caller reaches a tool that callers may call: from a
 // program when code may (the route that keeps results out of the model's
 // context), else directly as an MCP tool. It is search_tools' call field
 // and the first line of each describe_tools declaration.
-func Route(name string, callers []string) string {
+func route(name string, callers []string) string {
 	code, direct := false, false
 	for _, c := range callers {
 		code = code || c == string(tools.Code)
@@ -167,7 +167,7 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 	res := SearchResult{Tools: make([]FoundTool, 0, len(hits)), Total: total, Searched: len(vis)}
 	for _, h := range hits {
 		res.Tools = append(res.Tools, FoundTool{Name: h.Tool.Name, Summary: sandbox.Cap(strings.TrimSpace(h.Tool.Summary()), 300),
-			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: Route(h.Tool.Name, vis[h.Tool.Name])})
+			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: route(h.Tool.Name, vis[h.Tool.Name])})
 	}
 	res.Shown = len(res.Tools)
 	switch {
@@ -252,7 +252,7 @@ func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResul
 			res.Unknown = append(res.Unknown, safeName(name))
 			continue
 		}
-		decl := "// Call " + Route(name, vis[name]) + ".\n" + tsdecl.Declaration(t)
+		decl := "// Call " + route(name, vis[name]) + ".\n" + tsdecl.Declaration(t)
 		// Counted as the answer holds it: a JSON string, where quotes,
 		// newlines and <, > escape to several bytes.
 		n := jsonLen(decl)

@@ -8,24 +8,24 @@ import (
 	"github.com/sandcall/sandcall/tools"
 )
 
-// Labeler is implemented by Authorizers that label tool results for
+// labeler is implemented by Authorizers that label tool results for
 // information-flow control (PolicyAuthorizer does, from the policy's labels
 // section). SourceLabel returns the label of t's results and whether labels
 // t attaches to a result (its MCP _meta) are honoured. An Authorizer that
 // does not implement it gets policy.DefaultLabel from the tool's
 // annotations, and result labels are ignored.
-type Labeler interface {
+type labeler interface {
 	SourceLabel(t *tools.Tool) (label policy.Label, resultLabels bool)
 }
 
-// SourceLabel implements Labeler.
+// SourceLabel implements labeler.
 func (a *PolicyAuthorizer) SourceLabel(t *tools.Tool) (policy.Label, bool) {
 	return a.checker.SourceLabel(t.Name, ToolMeta(t))
 }
 
 // sourceLabel is the label of t's results under the broker's authorizer.
 func (b *Broker) sourceLabel(t *tools.Tool) (policy.Label, bool) {
-	if l, ok := b.authorizer().(Labeler); ok {
+	if l, ok := b.authorizer().(labeler); ok {
 		return l.SourceLabel(t)
 	}
 	return policy.DefaultLabel(ToolMeta(t)), false

@@ -78,14 +78,9 @@ type Config struct {
 	// may not call that its search_tools calls surfaced (deferred loading,
 	// announced with notifications/tools/list_changed). Every tool exposed
 	// to direct callers is served whether listed or not, so whatever a
-	// search shows can be called. If zero, MaxListedBindings if set, else
-	// 30; if negative, there is no threshold (every tool is listed).
+	// search shows can be called. If zero, 30; if negative, there is no
+	// threshold (every tool is listed).
 	ListThreshold int
-	// MaxListedBindings is the former name of ListThreshold, used only when
-	// ListThreshold is zero.
-	//
-	// Deprecated: use ListThreshold.
-	MaxListedBindings int
 	// MaxRequestBytes caps the body of one HTTP request (HTTPHandler); a
 	// larger body is refused with 413. If zero, 4 MiB, or enough for the
 	// runner's largest WebAssembly module in base64 (16 MiB → ~21.4 MiB)
@@ -208,8 +203,6 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case s.threshold < 0:
 		s.threshold = 0
-	case s.threshold == 0 && cfg.MaxListedBindings > 0:
-		s.threshold = cfg.MaxListedBindings
 	case s.threshold == 0:
 		s.threshold = DefaultListThreshold
 	}
