@@ -4,16 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
-// bin is the sandcall binary built once by TestMain; the tests run it as a
+// bin is the sandcall binary (testenv.Binary); the tests run it as a
 // user or an MCP client would.
 var bin string
 
@@ -31,23 +31,12 @@ func TestMain(m *testing.M) {
 	if !explicit {
 		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
-	os.Exit(buildAndRun(m))
-}
-
-func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "sandcall-bin-")
-	if err != nil {
+	var err error
+	if bin, err = testenv.Binary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "sandcall")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
-		return 1
-	}
-	return m.Run()
+	os.Exit(m.Run())
 }
 
 func TestVersionAndHelp(t *testing.T) {

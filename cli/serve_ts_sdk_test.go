@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
 // tsSDKVersion pins the official TypeScript MCP SDK the interop test uses.
@@ -134,7 +135,7 @@ func installTSSDK(t *testing.T, _ string) string {
 	t.Helper()
 	dir := filepath.Join(os.TempDir(), "sandcall-ts-sdk-"+tsSDKVersion)
 	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	npmInstall(t, dir, func() bool { return installedVersion(pkg) == tsSDKVersion }, "@modelcontextprotocol/sdk@"+tsSDKVersion)
+	testenv.NPMInstall(t, dir, func() bool { return installedVersion(pkg) == tsSDKVersion }, "@modelcontextprotocol/sdk@"+tsSDKVersion)
 	return dir
 }
 

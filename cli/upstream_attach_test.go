@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
@@ -45,7 +46,7 @@ func installNPMServers(t *testing.T) string {
 	for _, p := range pkgs {
 		args = append(args, "@modelcontextprotocol/"+p+"@"+npmServersVersion)
 	}
-	npmInstall(t, dir, func() bool {
+	testenv.NPMInstall(t, dir, func() bool {
 		for _, p := range pkgs {
 			if installedVersion(filepath.Join(dir, "node_modules", "@modelcontextprotocol", p, "package.json")) != npmServersVersion {
 				return false

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
 // fsServerVersion pins the official filesystem MCP server the real-upstream
@@ -31,7 +32,7 @@ func installNPM(t *testing.T, pkg, version string) string {
 	key := strings.NewReplacer("@", "", "/", "-").Replace(pkg) + "-" + version
 	dir := filepath.Join(os.TempDir(), "sandcall-npm-"+key)
 	pkgJSON := filepath.Join(append([]string{dir, "node_modules"}, append(strings.Split(pkg, "/"), "package.json")...)...)
-	npmInstall(t, dir, func() bool { return installedVersion(pkgJSON) == version }, pkg+"@"+version)
+	testenv.NPMInstall(t, dir, func() bool { return installedVersion(pkgJSON) == version }, pkg+"@"+version)
 	return dir
 }
 

@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite ../imports.txt from the tree")
 // sandbox root is the stdlib-only vocabulary, below its engines
 // (sandbox/*), which may import only the sandbox layers. policy is a leaf:
 // it imports nothing of the module. store (state shared by replicas) is a
-// bottom layer too: it imports nothing of the module but its own.
+// bottom layer too: it imports nothing of the module but its own, and so
+// does internal (internal/testenv, the tests' shared tools).
 var ranks = map[string]int{
 	"cmd":       6,
 	"cli":       5,
@@ -31,6 +32,7 @@ var ranks = map[string]int{
 	"sandbox":   0,
 	"policy":    0,
 	"store":     0,
+	"internal":  0,
 }
 
 // upwardExceptions are upward imports tolerated for now; the list only

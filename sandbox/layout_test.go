@@ -14,7 +14,7 @@ const module = "github.com/sandcall/sandcall"
 
 // TestImportRules walks the repository and enforces the third-party import
 // rules of DESIGN.md §1: each engine has exactly one adapter package, and
-// the MCP SDK stays under tools/, bindings/mcpserver, cmd/ and examples/. The rules between the
+// the MCP SDK stays under tools/, bindings/mcpserver, cli/, cmd/ and examples/. The rules between the
 // project's own packages are the rank table of TestLayers.
 func TestImportRules(t *testing.T) {
 	root, err := filepath.Abs("..")
@@ -44,9 +44,9 @@ func TestImportRules(t *testing.T) {
 		{"esbuild is imported only by sandbox/ts",
 			func(_, imp string) bool { return strings.HasPrefix(imp, "github.com/evanw/esbuild") },
 			func(dir string) bool { return under(dir, "sandbox/ts") }},
-		{"the MCP SDK is imported only under tools/, bindings/mcpserver, cmd/ and examples/",
+		{"the MCP SDK is imported only under tools/, bindings/mcpserver, cli/, cmd/ and examples/",
 			func(_, imp string) bool { return strings.HasPrefix(imp, "github.com/modelcontextprotocol/go-sdk") },
-			func(dir string) bool { return under(dir, "tools", "bindings/mcpserver", "cmd", "examples") }},
+			func(dir string) bool { return under(dir, "tools", "bindings/mcpserver", "cli", "cmd", "examples") }},
 	}
 	fset := token.NewFileSet()
 	files := 0

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
@@ -24,15 +24,9 @@ var bin string
 func TestMain(m *testing.M) { os.Exit(buildAndRun(m)) }
 
 func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "sandcall-example-upstream-")
-	if err != nil {
+	var err error
+	if bin, err = testenv.Binary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "sandcall")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
 		return 1
 	}
 	return m.Run()

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
 // TestMain doubles as the worker: started as "confine-child <scenario>",
@@ -249,7 +251,7 @@ func testRestrictSelf(t *testing.T, r Report) {
 // oomBinary returns a test binary without the race detector (RLIMIT_AS
 // cannot coexist with its shadow memory).
 func oomBinary(t *testing.T) string {
-	if !raceEnabled {
+	if !testenv.Race {
 		return os.Args[0]
 	}
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/internal/txtar"
 )
@@ -74,7 +75,7 @@ func (c caseSpec) limits(t *testing.T) sandbox.Limits {
 			l.MemoryBytes = int64(n)
 		}
 	}
-	if raceEnabled && !strings.Contains(c.keys["expect"], "E_TIMEOUT") {
+	if testenv.Race && !strings.Contains(c.keys["expect"], "E_TIMEOUT") {
 		l.Timeout *= 10
 	}
 	return l

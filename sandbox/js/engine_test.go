@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
@@ -38,7 +39,7 @@ func TestRedteamSample(t *testing.T) {
 			expect, _, _ = strings.Cut(expect, " ") // drop "(and the next run ...)"
 			l := sandbox.DefaultLimits()
 			l.Timeout = 2 * time.Second
-			if raceEnabled && !strings.Contains(expect, "E_TIMEOUT") {
+			if testenv.Race && !strings.Contains(expect, "E_TIMEOUT") {
 				l.Timeout = 20 * time.Second
 			}
 			job := &sandbox.Job{Program: sandbox.Program{Source: string(data)}, Limits: l, Tools: expenseTools}

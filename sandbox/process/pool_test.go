@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		err := ServeWorker(context.Background(), in, out, WorkerConfig{
 			Executor: scriptExec{},
 			Restrict: func() error {
-				if raceEnabled {
+				if testenv.Race {
 					return nil // ThreadSanitizer needs terabytes of address space
 				}
 				// The Go runtime's own reservations plus 512 MiB: enough for
@@ -303,7 +304,7 @@ func TestPoolOutcomes(t *testing.T) {
 		{"return 1", "", "1"}, // the pool recovered from all of the above
 	} {
 		t.Run(tc.src, func(t *testing.T) {
-			if tc.src == "alloc" && raceEnabled {
+			if tc.src == "alloc" && testenv.Race {
 				t.Skip("under -race the worker cannot have an address-space limit (ThreadSanitizer reserves terabytes); the E_MEMORY path is tested without -race and through the real binary")
 			}
 			// The deadline is the limit the case is about (sleep), or else

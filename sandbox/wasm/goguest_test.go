@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 )
 
@@ -50,7 +51,7 @@ func TestGoGuest(t *testing.T) {
 	mod := goGuest(t)
 	for name, e := range engines(t) {
 		t.Run(name, func(t *testing.T) {
-			if name == "compiler" && raceEnabled {
+			if name == "compiler" && testenv.Race {
 				// Race-instrumented, wazero's compiler took over the 60 s
 				// limit on this Go module on 2 loaded cores: the run would
 				// end at the limit, not at a bug. It runs without -race.

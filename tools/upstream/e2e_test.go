@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
@@ -30,15 +30,9 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "sandcall-upstream-")
-	if err != nil {
+	var err error
+	if bin, err = testenv.Binary(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "sandcall")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
 		return 1
 	}
 	return m.Run()

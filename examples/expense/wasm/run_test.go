@@ -12,6 +12,7 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/expense"
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/wasm"
 	"github.com/sandcall/sandcall/tools"
@@ -56,7 +57,7 @@ func TestRunExpense(t *testing.T) {
 			if compiler && testing.Short() {
 				t.Skip("-short: compiling the 3.4 MB module takes seconds")
 			}
-			if raceEnabled {
+			if testenv.Race {
 				// Race-instrumented, wazero's compiler takes over a minute on
 				// this module and its interpreter 25 s to over 60 s a run on a
 				// loaded machine: a test that would end at the time limit,
@@ -116,7 +117,7 @@ func (d denyExpenses) Authorize(ctx context.Context, c *bindings.CallInfo) bindi
 // TestRunExpenseDenied: a denial inside the fan-out reaches the guest as a
 // *wasmguest.ToolError, which the program logs to stderr before it exits 1.
 func TestRunExpenseDenied(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("-race: a run of this 3.4 MB module takes about a minute instrumented (see TestRunExpense)")
 	}
 	r := newRunner(t, false, denyExpenses{})

@@ -1,6 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled: the race detector slows the interpreter about tenfold.
-const raceEnabled = true

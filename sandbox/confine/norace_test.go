@@ -1,5 +1,0 @@
-//go:build !race
-
-package confine
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package js
-
-const raceEnabled = false

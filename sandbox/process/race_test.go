@@ -1,5 +1,0 @@
-//go:build race
-
-package process
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package wasm
-
-const raceEnabled = false
