@@ -21,7 +21,7 @@ type BrokerConfig struct {
 	// Authorizer decides every call. If nil, DefaultAuthorizer.
 	Authorizer Authorizer
 	// Audit receives one record per attempted call and one per run
-	// (DESIGN.md §10). If nil, records are discarded.
+	// (docs/operations.md). If nil, records are discarded.
 	Audit *slog.Logger
 	// Logger receives operational messages (a tool that panicked, say). If
 	// nil, they are discarded.

@@ -130,7 +130,7 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 
 // auditLogger opens the audit destination: nil when none is configured.
 // Records are JSON Lines with ts (RFC 3339), event ("run" or "call") and
-// the fields of DESIGN.md §10, every string passed through bindings.Redact.
+// the fields docs/operations.md lists, every string passed through bindings.Redact.
 func (c *common) auditLogger(stderr io.Writer) (*slog.Logger, error) {
 	var w io.Writer
 	switch c.audit {
