@@ -21,7 +21,8 @@ type BrokerConfig struct {
 	// Authorizer decides every call. If nil, DefaultAuthorizer.
 	Authorizer Authorizer
 	// Audit receives one record per attempted call and one per run
-	// (package audit gives their format). If nil, records are discarded.
+	// (package audit gives their format, docs/operations.md their fields).
+	// If nil, records are discarded.
 	Audit *slog.Logger
 	// Logger receives operational messages (a tool that panicked, say). If
 	// nil, they are discarded.

@@ -12,7 +12,7 @@ import (
 	"github.com/sandcall/sandcall/tools/search"
 )
 
-// The discovery tools' names (DESIGN.md §3).
+// The discovery tools' names (docs/mcp.md).
 const (
 	SearchToolsName   = "search_tools"
 	DescribeToolsName = "describe_tools"

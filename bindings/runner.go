@@ -23,7 +23,7 @@ type RunnerConfig struct {
 	// Required.
 	Executor sandbox.Executor
 	// Limits is the operator's ceiling. A request may lower a limit, never
-	// raise it. Zero fields take the defaults of DESIGN.md §6; Timeout is
+	// raise it. Zero fields take the defaults of docs/limits.md; Timeout is
 	// further capped at sandbox.MaxTimeout.
 	Limits sandbox.Limits
 	// Languages lists the languages the executor accepts. If empty, JavaScript

@@ -25,7 +25,7 @@ import (
 // TracerName is the instrumentation scope of the broker's spans.
 const TracerName = "github.com/sandcall/sandcall/bindings"
 
-// Attribute keys of the broker's spans (README "Tracing").
+// Attribute keys of the broker's spans (docs/operations.md, "Tracing").
 const (
 	attrOperation  = attribute.Key("gen_ai.operation.name")
 	attrToolName   = attribute.Key("gen_ai.tool.name")

@@ -87,7 +87,7 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 	if set != nil {
 		broker.SetUnavailable(disabledUpstream(set))
 	}
-	// search_tools and describe_tools (DESIGN.md §3). A tool already named
+	// search_tools and describe_tools (docs/mcp.md). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
 	if err := bindings.AddDiscovery(broker); err != nil {
 		log.Warn("discovery tools not added", "err", err.Error())

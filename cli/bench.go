@@ -26,12 +26,12 @@ import (
 )
 
 const benchExamples = `  sandcall bench                         # every workload in both tiers, as a table
-  sandcall bench --json                  # the same as JSON (DESIGN.md §8)
+  sandcall bench --json                  # the same as JSON (docs/cli.md)
   sandcall bench --tier process --runs 50
   sandcall bench --workloads first-run-return1 --runs 75   # one workload, the tiers interleaved
 `
 
-// benchRow is one line of `sandcall bench --json` (DESIGN.md §8).
+// benchRow is one line of `sandcall bench --json` (docs/cli.md).
 type benchRow struct {
 	Workload  string  `json:"workload"`
 	Tier      string  `json:"tier"`

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestBench checks the shape of `sandcall bench --json` (DESIGN.md §8) on
+// TestBench checks the shape of `sandcall bench --json` (docs/cli.md) on
 // one run of each workload; the figures themselves are for people to read.
 // Every row's run was checked by bench against the workload's result.
 func TestBench(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// tracingConfig is the tracing section of sandcall.yaml (README "Tracing").
+// tracingConfig is the tracing section of sandcall.yaml (docs/operations.md, "Tracing").
 // Tracing is off unless --otlp-endpoint, tracing.otlp_endpoint or
 // tracing.enabled switches it on; the OTEL_* environment variables are read
 // only then, never to switch it on (a variable left in a shell must not

@@ -9,7 +9,7 @@ import (
 
 // defaultWorkerReuse is how many runs of one principal a worker serves
 // before it is replaced (pool.worker_reuse, --worker-reuse). See
-// RATIONALE.md, "Workers reused within a principal".
+// RATIONALE.md, "Why are workers reused within a principal, 16 runs at most?".
 const defaultWorkerReuse = 16
 
 // poolConfig is the `pool:` block of sandcall.yaml: the process tier's

@@ -7,7 +7,7 @@ import (
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
-// builtinTools are the tools sandcall itself serves (DESIGN.md §3) and the
+// builtinTools are the tools sandcall itself serves (docs/mcp.md) and the
 // names a program's runtime keeps for itself. A script never takes one.
 var builtinTools = []string{"run_code", "read_output", "search_tools", "describe_tools", "call"}
 

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestMeasureReplicas prints, for the README and the closing note of the
+// TestMeasureReplicas prints, for docs/measurements/2026-12-mcp-server.md and the closing note of the
 // multi-replica work: the median run_code round trip through HAProxy with
 // Redis (two replicas) vs one replica without either, and the requests per
 // second of tools/list and of a small run_code for one replica vs two

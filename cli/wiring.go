@@ -130,7 +130,8 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 }
 
 // auditLogger opens the audit destination: nil when none is configured.
-// The records' format is package audit's.
+// The records' format is package audit's; docs/operations.md lists their
+// fields.
 func (c *common) auditLogger(stderr io.Writer) (*slog.Logger, error) {
 	var w io.Writer
 	switch c.audit {

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Code is one of the closed set of stable error codes of DESIGN.md §5.
+// Code is one of the closed set of stable error codes of docs/errors.md.
 // Clients and tests match on codes, never on messages.
 type Code string
 
@@ -35,7 +35,7 @@ const (
 	EInternal      Code = "E_INTERNAL"        // a bug in sandcall
 )
 
-// Codes lists every code, in the order of DESIGN.md §5.
+// Codes lists every code, in the order of docs/errors.md.
 var Codes = []Code{
 	ESyntax, EGuestError, ETimeout, EMemory, EStack, ESourceLimit, EOutputLimit,
 	EUnsettled, EResultInvalid, EToolUnknown, EToolArgs, EToolDenied, EToolCallLimit,

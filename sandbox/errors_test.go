@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +68,7 @@ func TestCap(t *testing.T) {
 
 func TestCodesClosed(t *testing.T) {
 	if len(Codes) != 20 {
-		t.Fatalf("%d codes, DESIGN.md §5 has 20", len(Codes))
+		t.Fatalf("%d codes, docs/errors.md lists 20", len(Codes))
 	}
 	for _, c := range Codes {
 		if !c.Valid() || !strings.HasPrefix(string(c), "E_") {
@@ -94,4 +96,26 @@ func ExampleError() {
 	// Output:
 	// true true
 	// E_TIMEOUT Do less work.
+}
+
+// TestErrorsDocListsCodes: docs/errors.md, the reference clients read, has
+// a section for every code, in the order of Codes, and for no other.
+func TestErrorsDocListsCodes(t *testing.T) {
+	b, err := os.ReadFile("../docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if c, ok := strings.CutPrefix(l, "### "); ok && strings.HasPrefix(c, "E_") {
+			doc = append(doc, c)
+		}
+	}
+	var want []string
+	for _, c := range Codes {
+		want = append(want, string(c))
+	}
+	if !slices.Equal(doc, want) {
+		t.Errorf("docs/errors.md has sections for\n\t%v\nwant (sandbox.Codes)\n\t%v", doc, want)
+	}
 }

@@ -13,7 +13,7 @@ import (
 const module = "github.com/sandcall/sandcall"
 
 // TestImportRules walks the repository and enforces the third-party import
-// rules of DESIGN.md §1: each engine has exactly one adapter package, and
+// rules of docs/layout.md: each engine has exactly one adapter package, and
 // the MCP SDK stays under tools/, bindings/mcpserver, cli/, cmd/ and examples/. The rules between the
 // project's own packages are the rank table of TestLayers.
 func TestImportRules(t *testing.T) {
@@ -62,7 +62,7 @@ func TestImportRules(t *testing.T) {
 				return filepath.SkipDir
 			}
 			if base == "util" || base == "utils" || base == "common" {
-				t.Errorf("%s: no util/common packages (STYLE.md)", rel)
+				t.Errorf("%s: no util/common packages (docs/layout.md)", rel)
 			}
 			return nil
 		}

@@ -45,7 +45,7 @@ type Limits struct {
 	MaxStackFrames int           // JS call stack depth; default 2,000
 }
 
-// DefaultLimits returns the defaults of DESIGN.md §6.
+// DefaultLimits returns the defaults docs/limits.md states.
 func DefaultLimits() Limits {
 	return Limits{
 		Timeout:        10 * time.Second,
@@ -234,7 +234,7 @@ type CallStats struct {
 	Truncated int `json:"truncated"`
 }
 
-// Result is the structured output of run_code (DESIGN.md §3) and of
+// Result is the structured output of run_code (docs/mcp.md) and of
 // `sandcall run --json`.
 type Result struct {
 	OK         bool            `json:"ok"`

@@ -20,8 +20,8 @@ import (
 // keyword: it is resolved with jsonschema-go, which then decides validity,
 // while the fast walker still checks what is not the schema's business
 // (one JSON object, valid UTF-8, nesting). Such a schema costs a decode and
-// jsonschema-go's walk per call (RATIONALE.md, "Argument validation: a
-// subset and a fallback"), and `sandcall tools lint` warns about it.
+// jsonschema-go's walk per call (RATIONALE.md, "Why does sandcall validate tool
+// arguments itself, and hand some schemas to jsonschema-go?"), and `sandcall tools lint` warns about it.
 
 // errBeyondSubset marks a compile error caused by a construct the subset
 // does not have (an anchor, an embedded resource): the schema goes to

@@ -8,7 +8,7 @@ import (
 
 // ToolError is a failed tool call, as the host reports it: the same fields
 // as a JavaScript program's ToolError. Code is one of the stable codes of
-// DESIGN.md §5; match it with errors.Is and a sentinel (ErrToolDenied, ...)
+// docs/errors.md; match it with errors.Is and a sentinel (ErrToolDenied, ...)
 // rather than by message.
 type ToolError struct {
 	Code    string `json:"code"`

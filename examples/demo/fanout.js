@@ -1,5 +1,5 @@
 // Fan-out: 1,000 trivial tool calls, awaited in parallel batches of 50.
-// The standard fan-out workload (README.md, "Standard workloads"), for the
+// The standard fan-out workload (docs/workloads.md, "Standard workloads"), for the
 // tool ping({n}) → n + 1. Result: 500500.
 let total = 0;
 for (let b = 0; b < 20; b++) {

@@ -34,7 +34,7 @@ type Workload struct {
 	Calls int
 }
 
-// Workloads returns the standard workloads (README.md, "Standard
+// Workloads returns the standard workloads (docs/workloads.md, "Standard
 // workloads"): the expense check and the 1,000-call fan-out, and the market report over its
 // 20-ticker watchlist (63 calls). Run them against ToolsWith(market.Options{}):
 // the market report's Want assumes no injected failures.

@@ -1,5 +1,5 @@
 // Package expense is the expense-check demo toolset of the standard workload
-// (README.md, "Standard workloads"): three read-only tools over synthetic,
+// (docs/workloads.md, "Standard workloads"): three read-only tools over synthetic,
 // deterministic data, and the program that uses them.
 //
 // The tools produce compact JSON byte-identical to the reference generator

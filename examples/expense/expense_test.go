@@ -70,7 +70,7 @@ func TestReferenceSummary(t *testing.T) {
 	}
 }
 
-// The README's accounting: 56 results, 313,263 bytes compact, 374,579
+// The README's figure (and docs/workloads.md): 56 results, 313,263 bytes compact, 374,579
 // pretty-printed. 56 = 1 team + 5 distinct levels + 50 members.
 func TestMeasureDirect(t *testing.T) {
 	d, err := MeasureDirect(context.Background(), Tools())

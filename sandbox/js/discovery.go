@@ -2,7 +2,7 @@ package js
 
 import "github.com/dop251/goja"
 
-// The discovery tools of DESIGN.md §3, wrapped as tools.$search and
+// The discovery tools of docs/mcp.md, wrapped as tools.$search and
 // tools.$describe when they are bound.
 const (
 	searchToolsName   = "search_tools"

@@ -77,7 +77,7 @@
 //
 // # Security
 //
-// The in-process engine is not a security boundary (DESIGN.md §7): goja
+// The in-process engine is not a security boundary (docs/security.md): goja
 // cannot bound the memory a program allocates, a native built-in cannot be
 // interrupted, and a bug in goja is a bug in the host process. The process
 // tier (rlimits, GOMEMLIMIT, a killable worker) is the boundary; this engine

@@ -20,7 +20,7 @@
 //
 // # Security
 //
-// In-process, this engine is not a security boundary (DESIGN.md §7); the
+// In-process, this engine is not a security boundary (docs/security.md); the
 // process tier, which runs it in a killable worker under OS limits, is. What
 // the engine itself guarantees:
 //

@@ -1,6 +1,6 @@
 // Package prelude holds the JavaScript prelude that every guest runtime
 // evaluates before the program: the ToolError class that failed tool calls
-// reject with (DESIGN.md §4).
+// reject with (docs/guest-api.md).
 //
 // The prelude is engine data, not an engine: sandbox/js compiles it once and
 // runs the compiled form in each fresh runtime. It must not depend on anything

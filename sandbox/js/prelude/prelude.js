@@ -2,7 +2,7 @@
 // program; its completion value is the ToolError constructor.
 //
 // A failed tool call rejects with a ToolError: an Error with the stable
-// `code` of DESIGN.md §5, a `message`, a `hint` telling how to fix the call
+// `code` of docs/errors.md, a `message`, a `hint` telling how to fix the call
 // (never empty for an error from the host) and `retryable` (true only for
 // transient failures). When the
 // host reports them, `tool`, `path` (a JSON pointer into the arguments),
