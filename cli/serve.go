@@ -223,9 +223,9 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	if srv.PublicURLNeeded() && isLoopbackHost(host) {
 		_ = srv.SetPublicURL("http://" + ln.Addr().String()) // the JWT audience on loopback
 	}
-	ln = &connLimit{Listener: ln, n: lim.MaxConnections}
+	ln = mcpserver.LimitConnections(ln, lim.MaxConnections)
 	hs := &http.Server{
-		Handler:           bodyDeadline(srv.HTTPHandler(), lim.bodyTimeout, srv.MaxRequestBytes()),
+		Handler:           mcpserver.BodyDeadline(srv.HTTPHandler(), lim.bodyTimeout, srv.MaxRequestBytes()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
