@@ -117,9 +117,17 @@ func tsSDKScript(t *testing.T, rel string) (node, path string) {
 // minutes) and returns its output; it fails the test if the script fails.
 func runTSClient(t *testing.T, node string, args ...string) (stdout, stderr string) {
 	t.Helper()
+	return runTSClientIn(t, "", node, args...)
+}
+
+// runTSClientIn is runTSClient in the working directory dir (where the
+// sandcall it starts keeps its pins).
+func runTSClientIn(t *testing.T, dir, node string, args ...string) (stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 10 * time.Second

@@ -29,11 +29,31 @@ func (s *Server) principalFor(req mcp.Request) bindings.Principal {
 // all configured principals), with run_code's description and hints
 // written for that principal's bindings (the registered ones are the
 // default principal's), and never a deprecated alias (served so that calls
-// by the old name still work, but not listed).
+// by the old name still work, but not listed). It pages the filtered list
+// itself (listpages.go): the SDK hands it the whole registered list in one
+// page, so no page is empty or null because its tools were all filtered
+// out.
 func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil {
+		lreq, isList := req.(*mcp.ListToolsRequest)
+		if method != "tools/list" || !isList {
+			return next(ctx, method, req)
+		}
+		var after listPosition
+		if lreq.Params != nil && lreq.Params.Cursor != "" {
+			var ok bool
+			if after, ok = decodeListCursor(lreq.Params.Cursor); !ok {
+				return nil, invalidCursor()
+			}
+		}
+		// The SDK's own paging is off (ServerOptions.PageSize): the whole
+		// list, unfiltered, from the start.
+		whole := &mcp.ListToolsRequest{Session: lreq.Session, Extra: lreq.Extra, Params: &mcp.ListToolsParams{}}
+		if lreq.Params != nil {
+			whole.Params.Meta = lreq.Params.Meta
+		}
+		res, err := next(ctx, method, whole)
+		if err != nil {
 			return res, err
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
@@ -47,7 +67,6 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		for _, t := range lr.Tools {
 			listed[t.Name] = s.listedTo(ss, t.Name)
 		}
-		nDeferred := len(s.deferred)
 		s.mu.Unlock()
 		var ok2 map[string]bool // nil: every tool not hidden
 		p := s.principalFor(req)
@@ -56,11 +75,9 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 			for _, t := range s.broker.Exposed(tools.Direct, p) {
 				ok2[t.Name] = true
 			}
-		} else if len(hidden) == 0 && nDeferred == 0 {
-			return res, err
 		}
 		c := *lr
-		c.Tools = nil
+		c.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
 			if hidden[t.Name] || !listed[t.Name] || (ok2 != nil && !ok2[t.Name]) {
 				continue
@@ -72,6 +89,7 @@ func (s *Server) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			c.Tools = append(c.Tools, t)
 		}
+		c.Tools, c.NextCursor = listPage(c.Tools, after, listPageSize)
 		return &c, nil
 	}
 }

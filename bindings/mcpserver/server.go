@@ -240,6 +240,8 @@ func New(cfg Config) (*Server, error) {
 		// so, as MCP 2026-07-28 requires of what a server handles.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{}},
 		SetCacheable: s.setCacheable,
+		// tools/list is paged after it is filtered (listpages.go).
+		PageSize: sdkPageSize,
 	})
 	// Added last, so it is the outermost receiving middleware.
 	s.mcp.AddReceivingMiddleware(s.filterToolsList, s.recoverMiddleware)
