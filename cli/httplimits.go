@@ -29,7 +29,8 @@ type httpConfig struct {
 	// RateLimit is the transport rate limit per principal: a token bucket
 	// of Burst requests refilled at PerSecond; a request over it gets 429
 	// with Retry-After. If absent, 50 a second, bursts of 200; PerSecond -1
-	// turns it off.
+	// turns it off. It applies only with authentication (tokens or JWTs):
+	// without, every request is the one local user's (see rateLimiter).
 	RateLimit struct {
 		PerSecond float64 `yaml:"per_second"`
 		Burst     int     `yaml:"burst"`
@@ -65,9 +66,14 @@ func (h *httpConfig) check() error {
 
 // rateLimiter is the configured transport rate limit, nil when off. With
 // a shared store (store: in sandcall.yaml) the buckets live there, so the
-// limit holds across replicas.
-func (h *httpConfig) rateLimiter(shared store.Store) mcpserver.RateLimiter {
-	if h.RateLimit.PerSecond < 0 {
+// limit holds across replicas. The limit is per principal, so it is off
+// without authentication (authenticated false): every request then acts
+// for one principal, the local user on loopback (the only place sandcall
+// serves without tokens), whom a shared bucket would throttle for the sum
+// of its clients (RATIONALE.md, "Why is there no rate limit without
+// authentication?").
+func (h *httpConfig) rateLimiter(shared store.Store, authenticated bool) mcpserver.RateLimiter {
+	if h.RateLimit.PerSecond < 0 || !authenticated {
 		return nil
 	}
 	local := mcpserver.NewTokenBucket(h.RateLimit.PerSecond, h.RateLimit.Burst)

@@ -160,3 +160,30 @@ func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(string(b), "\r\n")
 	return s
 }
+
+// TestServeLocalNeverThrottled: a loopback server without authentication
+// has one user, and never answers it 429: a burst of 1,000 requests (past
+// the default bucket of 200 refilled at 50 a second) all get through.
+// (With tokens the limit holds per principal: TestServeRateLimit.)
+func TestServeLocalNeverThrottled(t *testing.T) {
+	t.Parallel()
+	u, _ := startHTTP(t, "--demo", "--isolation", "inprocess")
+	limited := 0
+	for range 1000 {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited > 0 {
+		t.Errorf("%d of 1000 requests of the one local user got 429", limited)
+	}
+}

@@ -86,7 +86,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			return usageErr(e, fs, "%v", err)
 		}
 		scfg.Metrics = c.metrics
-		scfg.RateLimit = c.cfg.HTTP.rateLimiter(c.shared)
+		scfg.RateLimit = c.cfg.HTTP.rateLimiter(c.shared, len(scfg.Tokens) > 0 || scfg.Hosted.JWT != nil)
 	}
 	srv, err := mcpserver.New(scfg)
 	if err != nil {
