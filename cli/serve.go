@@ -242,7 +242,9 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	// Drain: /readyz turns 503 and new requests get 503 + Retry-After
 	// while running programs finish, up to the drain timeout; then the
 	// connections left (idle session streams, runs over the deadline,
-	// which end E_CANCELLED) are closed.
+	// which end E_CANCELLED) are closed. Readiness turns first, then the
+	// drain is announced: whoever reads the line sees the replica unready.
+	srv.BeginDrain()
 	fmt.Fprintf(e.stderr, "draining: refusing new requests, waiting up to %s for running ones\n", drain)
 	dctx, dcancel := context.WithTimeout(context.Background(), drain)
 	defer dcancel()

@@ -50,9 +50,9 @@ func (d *drainState) leave() {
 // E_CANCELLED). Drain is for the HTTP handler; stdio sessions are not
 // affected.
 func (s *Server) Drain(ctx context.Context) error {
+	s.BeginDrain()
 	d := &s.drain
 	d.mu.Lock()
-	d.draining = true
 	if d.active == 0 {
 		d.mu.Unlock()
 		return nil
@@ -70,7 +70,17 @@ func (s *Server) Drain(ctx context.Context) error {
 	}
 }
 
-// Draining reports whether Drain was called.
+// BeginDrain is the first step of Drain, without the wait: from its return
+// on, /readyz answers 503 and every new POST to /mcp is refused. Call it
+// before announcing the drain, so that nobody told of it can still see
+// the server ready; then Drain waits for the work in flight.
+func (s *Server) BeginDrain() {
+	s.drain.mu.Lock()
+	s.drain.draining = true
+	s.drain.mu.Unlock()
+}
+
+// Draining reports whether BeginDrain (or Drain) was called.
 func (s *Server) Draining() bool {
 	s.drain.mu.Lock()
 	defer s.drain.mu.Unlock()
