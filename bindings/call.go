@@ -209,10 +209,13 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Message: sandbox.Cap(msg, sandbox.MaxMessageBytes), Hint: d.Hint}
 	}
 	// Validation comes after authorization: a caller the policy denies
-	// learns nothing of the tool's schema from an E_TOOL_ARGS message.
+	// learns nothing of the tool's schema from an E_TOOL_ARGS message. Its
+	// message never quotes a handle's content, and it carries the text
+	// label of the tool's schema (its server wrote it).
 	if err := t.Validate(args); err != nil {
 		rec.decision = "invalid"
-		return nil, err
+		r.labelText(t, seq)
+		return nil, hl.hideHandles(sandbox.AsError(err, sandbox.EToolArgs))
 	}
 	rec.decision = "allow"
 	var e *sandbox.Error
@@ -237,6 +240,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}
 
 	dctx, meta := r.withResultMeta(ctx, t)
+	dctx, text := r.withTextSources(dctx, t)
 	switch {
 	case replayed:
 	case r.rp != nil:
@@ -246,10 +250,10 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	default:
 		res, e = r.dispatchRetrying(dctx, t, args, info, &rec)
 	}
-	var label policy.Label
-	if e == nil || e.Code == sandbox.EToolFailed { // an error's text is the tool's data too
-		label = r.labelResult(t, seq, meta, !opaque || e != nil)
-	}
+	// An error's text is the tool's data too; both carry the labels of the
+	// handles the call was given, and of the text it returns about other
+	// tools (discovery).
+	label := r.labelResult(t, seq, meta, !opaque || e != nil, &hl, text)
 	if e != nil {
 		return nil, e
 	}

@@ -166,6 +166,7 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 	hits, total := d.live.Index().Search(a.Query, limit, func(t *tools.Tool) bool { return vis[t.Name] != nil })
 	res := SearchResult{Tools: make([]FoundTool, 0, len(hits)), Total: total, Searched: len(vis)}
 	for _, h := range hits {
+		reportText(ctx, h.Tool) // its summary and signature are its server's text
 		res.Tools = append(res.Tools, FoundTool{Name: h.Tool.Name, Summary: sandbox.Cap(strings.TrimSpace(h.Tool.Summary()), 300),
 			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: route(h.Tool.Name, vis[h.Tool.Name])})
 	}
@@ -261,6 +262,7 @@ func (d *discovery) describe(ctx context.Context, a describeArgs) (DescribeResul
 			continue
 		}
 		size += n + len(`\n\n`)
+		reportText(ctx, t) // its declaration is its server's text
 		decls = append(decls, decl)
 		res.Described = append(res.Described, name)
 	}

@@ -129,11 +129,15 @@ func (r *run) withResultMeta(ctx context.Context, t *tools.Tool) (context.Contex
 	return tools.WithResultMeta(ctx, m.set), m
 }
 
-// labelResult returns the label of t's result (call seq): the tool's
-// source label, made stricter by the labels the tool attached to the result
-// when the policy honours them for t. Unless the result is kept as an
-// opaque handle (join false), the label is joined into the run.
-func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta, join bool) policy.Label {
+// labelResult returns the label of t's result or error (call seq): the
+// tool's source label, made stricter by the labels the tool attached to
+// the result when the policy honours them for t, joined with the labels of
+// the handles in its arguments (unless the policy says t declassifies: a
+// tool that returns its input must not launder a handle) and with the
+// labels of the text about other tools it returned (text, discovery).
+// Unless the result is kept as an opaque handle (join false), the label is
+// joined into the run, each source on its own so that a denial names it.
+func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta, join bool, args *handleLabels, text *textSources) policy.Label {
 	if labelsOff {
 		return policy.Label{}
 	}
@@ -143,10 +147,117 @@ func (r *run) labelResult(t *tools.Tool, seq int, meta *resultMeta, join bool) p
 			l = l.Join(ml) // only ever stricter
 		}
 	}
+	own := l
+	var from []policy.Source
+	if args != nil && !args.label.IsZero() && !r.b.declassifies(t) {
+		l = l.Join(args.label)
+		from = args.sources
+	}
+	if text != nil {
+		for _, src := range text.sources(r, seq) {
+			l = l.Join(src.Label)
+			from = append(from, src)
+		}
+	}
 	if join && r.caller == tools.Code {
-		r.flow.join(l, policy.Source{Tool: t.Name, Seq: seq, Label: l})
+		for _, src := range from {
+			r.flow.join(src.Label, src)
+		}
+		r.flow.join(own, policy.Source{Tool: t.Name, Seq: seq, Label: own})
 	}
 	return l
+}
+
+// declassifier is implemented by Authorizers whose policy can say that a
+// tool's results do not carry its arguments' labels (PolicyAuthorizer:
+// declassify: true in the labels section).
+type declassifier interface {
+	Declassifies(t *tools.Tool) bool
+}
+
+// Declassifies implements declassifier.
+func (a *PolicyAuthorizer) Declassifies(t *tools.Tool) bool {
+	return a.checker.Declassifies(t.Name, ToolMeta(t))
+}
+
+// declassifies reports whether t's results are exempt from its arguments'
+// labels under the broker's authorizer: never, unless it says so.
+func (b *Broker) declassifies(t *tools.Tool) bool {
+	d, ok := b.authorizer().(declassifier)
+	return ok && d.Declassifies(t)
+}
+
+// textLabel is the label of text about t written by whoever serves it (its
+// description, its schema): an upstream server's tool's text is as
+// trusted as its results (untrusted unless the policy's labels say the
+// server is trusted); built-in and local tools' text is the operator's.
+// Only integrity: a description names no readers.
+func (b *Broker) textLabel(t *tools.Tool) policy.Label {
+	switch t.Source {
+	case "", "builtin", "local":
+		return policy.Label{}
+	}
+	l, _ := b.sourceLabel(t)
+	return policy.Label{Untrusted: l.Untrusted}
+}
+
+// labelText joins into the run the label of t's own text that a message
+// about t carries (an E_TOOL_ARGS message quotes its schema).
+func (r *run) labelText(t *tools.Tool, seq int) {
+	if labelsOff || r.caller != tools.Code {
+		return
+	}
+	if l := r.b.textLabel(t); !l.IsZero() {
+		r.flow.join(l, policy.Source{Tool: t.Name, Seq: seq, Label: l})
+	}
+}
+
+// textSources collects the tools whose text (description, signature) a
+// discovery call returns, so that its result carries their text labels.
+type textSources struct {
+	mu    sync.Mutex
+	tools []*tools.Tool
+}
+
+type textSourcesKey struct{}
+
+// withTextSources returns ctx with a collector of text sources for a
+// discovery tool called from a program, else ctx as is.
+func (r *run) withTextSources(ctx context.Context, t *tools.Tool) (context.Context, *textSources) {
+	if labelsOff || r.caller != tools.Code || !IsDiscovery(t.Name) {
+		return ctx, nil
+	}
+	ts := new(textSources)
+	return context.WithValue(ctx, textSourcesKey{}, ts), ts
+}
+
+// reportText records that the answer of the call in ctx holds text of t.
+func reportText(ctx context.Context, t *tools.Tool) {
+	ts, ok := ctx.Value(textSourcesKey{}).(*textSources)
+	if !ok {
+		return
+	}
+	ts.mu.Lock()
+	ts.tools = append(ts.tools, t)
+	ts.mu.Unlock()
+}
+
+// sources returns the labelled text sources, one per label: the first
+// tool whose text carries it, named with the discovery call's seq.
+func (ts *textSources) sources(r *run, seq int) []policy.Source {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []policy.Source
+	var seen policy.Label
+	for _, t := range ts.tools {
+		l := r.b.textLabel(t)
+		if l.IsZero() || seen.AtLeast(l) {
+			continue
+		}
+		seen = seen.Join(l)
+		out = append(out, policy.Source{Tool: t.Name, Seq: seq, Label: l})
+	}
+	return out
 }
 
 // Label returns the run's final label: the join of the labels of every

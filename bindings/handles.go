@@ -99,11 +99,13 @@ func (r *run) readHandle(args json.RawMessage) (json.RawMessage, *sandbox.Error)
 }
 
 // handleLabels is what the handles in a call's arguments carry: the join
-// of their labels, their sources, and the join per top-level argument.
+// of their labels, their sources, and the join per top-level argument;
+// and where they were (JSON pointers into the arguments).
 type handleLabels struct {
 	label   policy.Label
 	sources []policy.Source
 	byArg   map[string]policy.Label
+	paths   []string
 }
 
 // resolveHandles replaces every handle object in args by its value, and
@@ -121,9 +123,10 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 		return args, hl, nil // validation reports it
 	}
 	var bad *sandbox.Error
-	// walk replaces the handles under x and joins their labels into *l.
-	var walk func(x any, l *policy.Label) any
-	walk = func(x any, l *policy.Label) any {
+	// walk replaces the handles under x (at JSON pointer path) and joins
+	// their labels into *l.
+	var walk func(x any, path string, l *policy.Label) any
+	walk = func(x any, path string, l *policy.Label) any {
 		switch t := x.(type) {
 		case map[string]any:
 			if id, ok := t[handleKey].(string); ok && len(t) == 1 {
@@ -138,14 +141,15 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 				if !hd.src.Label.IsZero() && len(hl.sources) < policy.MaxSources {
 					hl.sources = append(hl.sources, hd.src)
 				}
+				hl.paths = append(hl.paths, path)
 				return hd.value
 			}
 			for k, e := range t {
-				t[k] = walk(e, l)
+				t[k] = walk(e, path+"/"+pointerToken(k), l)
 			}
 		case []any:
 			for i, e := range t {
-				t[i] = walk(e, l)
+				t[i] = walk(e, path+"/"+strconv.Itoa(i), l)
 			}
 		}
 		return x
@@ -153,7 +157,7 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 	if obj, ok := v.(map[string]any); ok {
 		for k, e := range obj {
 			var l policy.Label
-			obj[k] = walk(e, &l)
+			obj[k] = walk(e, "/"+pointerToken(k), &l)
 			if !l.IsZero() {
 				if hl.byArg == nil {
 					hl.byArg = make(map[string]policy.Label)
@@ -163,7 +167,7 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 			}
 		}
 	} else {
-		v = walk(v, &hl.label)
+		v = walk(v, "", &hl.label)
 	}
 	if bad != nil {
 		return nil, hl, bad
@@ -173,6 +177,49 @@ func (r *run) resolveHandles(tool string, args json.RawMessage) (json.RawMessage
 		return nil, hl, &sandbox.Error{Code: sandbox.EToolArgs, Tool: tool, Message: "the arguments could not be rebuilt with the handles' values"}
 	}
 	return out, hl, nil
+}
+
+// pointerToken escapes a key for a JSON pointer (RFC 6901).
+func pointerToken(k string) string {
+	if !strings.ContainsAny(k, "~/") {
+		return k
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// touches reports whether the value at JSON pointer path holds, or is
+// inside, a value that came from a handle: an error about it could quote
+// the handle's content.
+func (hl *handleLabels) touches(path string) bool {
+	for _, p := range hl.paths {
+		if p == path || strings.HasPrefix(p, path+"/") || strings.HasPrefix(path, p+"/") || path == "" || p == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hideHandles returns a validation error that tells nothing of the
+// handles' content when it is about a value that holds one (or is inside
+// one): the path and the schema's allowed values stay, the message and
+// hint, which quote the value given, are replaced. Others are returned as
+// they are.
+func (hl *handleLabels) hideHandles(e *sandbox.Error) *sandbox.Error {
+	if len(hl.paths) == 0 || !hl.touches(e.Path) {
+		return e
+	}
+	c := *e
+	where := "the arguments"
+	if c.Path != "" {
+		where = "argument " + strconv.Quote(safeName(c.Path))
+	}
+	c.Message = where + " do not match the tool's input schema; the value comes from an opaque handle, whose content is not shown"
+	if c.Path != "" {
+		c.Message = where + " does not match the tool's input schema; its value comes from an opaque handle, whose content is not shown"
+	}
+	c.Hint = "Pass a handle only where the tool takes that kind of value (see its declaration with describe_tools); " +
+		"to look at the value, read it with tools.$read(handle)."
+	return &c
 }
 
 // handleCall takes the handle forms of a call apart: a name with

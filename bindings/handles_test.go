@@ -23,8 +23,9 @@ rules:
 
 // TestOpaqueHandles runs JavaScript through the Runner: an untrusted
 // document read as a handle can be stored (the store gets the value, not
-// the handle) without tainting the run, so a later destructive call goes
-// through; passing the handle to a destructive call is denied naming the
+// the handle) without tainting the run — the store's answer, which carries
+// the document's label, kept as a handle too — so a later destructive call
+// goes through; passing the handle to a destructive call is denied naming the
 // document's tool; reading the handle's value taints the run.
 func TestOpaqueHandles(t *testing.T) {
 	web := mk("web_fetch", tools.Effects{OpenWorld: true, ReadOnly: true})
@@ -57,7 +58,7 @@ func TestOpaqueHandles(t *testing.T) {
 	res := run(catching + `
 const h = await tools.web_fetch({}, { opaque: true });
 const keys = Object.keys(h);
-await tools.store({ doc: h, nested: [h] });
+await tools.store({ doc: h, nested: [h] }, { opaque: true });
 const dropAfterStore = await code(() => tools.drop({}));
 const dropWithHandle = await code(() => tools.drop({ why: h }));
 const v = await tools.$read(h);

@@ -173,6 +173,8 @@ type labelRule struct {
 	hasIntegrity, hasReaders bool
 	// resultLabels honours labels the tool attaches to its results.
 	resultLabels bool
+	// declassify: the tool's results do not carry its arguments' labels.
+	declassify bool
 }
 
 // DefaultLabel is the label of a tool's results when no entry of the
@@ -211,6 +213,22 @@ func (c *Checker) SourceLabel(tool string, meta ToolMeta) (Label, bool) {
 		return l, r.resultLabels
 	}
 	return def, false
+}
+
+// Declassifies reports whether the tool's results are exempt from its
+// arguments' labels: by default a result carries the join of the labels of
+// the opaque handles passed in its arguments (a tool that returns its input
+// must not launder it), unless the first entry of the labels section that
+// selects the tool says declassify: true — the operator's statement that
+// the tool's results never carry what it was given (a store that answers
+// {"ok": true}, a classifier that answers one of a few words).
+func (c *Checker) Declassifies(tool string, meta ToolMeta) bool {
+	for _, r := range c.labels {
+		if r.selects(tool, &meta) {
+			return r.declassify
+		}
+	}
+	return false
 }
 
 // ResultLabel reads the label a tool attached to one result, from the
@@ -304,6 +322,7 @@ type rawLabel struct {
 	Integrity *located[string]  `yaml:"integrity"`
 	Readers   *located[any]     `yaml:"readers"`
 	Result    *located[bool]    `yaml:"result_labels"`
+	Declass   *located[bool]    `yaml:"declassify"`
 }
 
 // compileLabels checks the labels section.
@@ -352,8 +371,11 @@ func compileLabels(ps *problems, raw []located[rawLabel]) []*labelRule {
 		if rl.Result != nil {
 			r.resultLabels = rl.Result.v
 		}
-		if !r.hasIntegrity && !r.hasReaders && !r.resultLabels {
-			ps.at(lr.p, "%s: want integrity, readers or result_labels", r.id)
+		if rl.Declass != nil {
+			r.declassify = rl.Declass.v
+		}
+		if !r.hasIntegrity && !r.hasReaders && !r.resultLabels && rl.Declass == nil {
+			ps.at(lr.p, "%s: want integrity, readers, result_labels or declassify", r.id)
 		}
 		out = append(out, r)
 	}

@@ -90,6 +90,30 @@ labels:
 	}
 }
 
+// TestDeclassifies: only a labels entry that says declassify: true exempts
+// a tool's results from its arguments' labels; the first entry that
+// selects the tool decides.
+func TestDeclassifies(t *testing.T) {
+	c := mustParse(t, `version: 1
+labels:
+  - tools: [store_doc]
+    declassify: true
+  - tools: ["store_*"]
+    integrity: trusted
+  - tools: [classify]
+    integrity: trusted
+    declassify: true
+`)
+	for tool, want := range map[string]bool{"store_doc": true, "store_other": false, "classify": true, "echo": false} {
+		if got := c.Declassifies(tool, ToolMeta{}); got != want {
+			t.Errorf("Declassifies(%s) = %v, want %v", tool, got, want)
+		}
+	}
+	if Default().Declassifies("store_doc", ToolMeta{}) {
+		t.Error("a tool declassifies without a policy")
+	}
+}
+
 // A result's own label is read in the shapes label-aware servers use, and
 // claims of trust or publicity read as nothing: joined into the tool's
 // label they can never weaken it.
@@ -188,7 +212,7 @@ func TestLabelsProblems(t *testing.T) {
 		"labels: [{tools: [a], integrity: shaky}]":                                   "integrity: want trusted or untrusted",
 		"labels: [{tools: [a], readers: everyone}]":                                  "readers: want public or a list",
 		"labels: [{tools: [a], readers: [1, \"\"]}]":                                 "readers: want non-empty strings",
-		"labels: [{tools: [a]}]":                                                     "want integrity, readers or result_labels",
+		"labels: [{tools: [a]}]":                                                     "want integrity, readers, result_labels or declassify",
 		"labels: [{tools: [\"[\"], integrity: trusted}]":                             "bad glob",
 		"rules: [{tools: [a], approval_when: 'true'}]":                               "approval_when needs require_approval",
 		"rules: [{tools: [a], require_approval: true, approval_when: 'label.nope'}]": "approval_when",
