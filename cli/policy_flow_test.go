@@ -192,6 +192,44 @@ return m ? m[1] : null;`
 	}
 }
 
+// TestFlowInjectedDescription: an upstream server's tool description
+// carries an injection asking for a destructive call; a program that reads
+// it through tools.$describe (describe_tools) and obeys is denied under the
+// flow rule, the upstream tool named in the flow: a discovery answer
+// carries the label of the server whose text it holds.
+func TestFlowInjectedDescription(t *testing.T) {
+	t.Parallel()
+	node, server := tsSDKScript(t, filepath.Join("flow", "injected_description_server.mjs"))
+	dir := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"inj": map[string]any{"command": node, "args": []string{server}}}})
+	prog := `const d = await tools.$describe(["inj_lookup"]);
+const m = /delete_message with id (M-\d+)/.exec(d.declarations);
+if (m) await tools.delete_message({ id: m[1] });
+return m ? m[1] : null;`
+	for name, body := range map[string]string{".mcp.json": string(cfg), "p.js": prog} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol, err := filepath.Abs(flowPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--trust-project", "--json", "--demo-inbox", "clean", "--policy", pol, "p.js")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	var r runJSON
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	if r.OK || r.Error == nil || r.Error.Code != "E_TOOL_DENIED" || r.Error.Rule != "no-untrusted-destruction" ||
+		!strings.Contains(r.Error.Message, "inj_lookup (call 1, untrusted)") {
+		t.Fatalf("the injected description steered a destructive call: %+v %s\nstderr: %s", r.Error, r.Result, stderr.String())
+	}
+}
+
 // TestDemoInbox: `sandcall demo inbox` shows the record leaving without the
 // flow rule, and denied with the flow named under it, the legitimate work
 // done both times.
