@@ -3,7 +3,6 @@ package bindings
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -58,7 +57,9 @@ const secretRecord = `{"name":"Ada Lovelace","ssn":"078-05-1120","note":"SECRET-
 
 func recordTools() []*tools.Tool {
 	rec := mk("get_record", tools.Effects{ReadOnly: true})
-	rec.Handler = func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(secretRecord), nil }
+	rec.Handler = func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(secretRecord), nil
+	}
 	count := mk("count_things", tools.Effects{})
 	count.InputSchema = &jsonschema.Schema{Type: "object", Required: []string{"n"},
 		Properties:           map[string]*jsonschema.Schema{"n": {Type: "integer"}, "opts": {Type: "string"}},
@@ -165,4 +166,3 @@ func TestDiscoveryLabelledByItsText(t *testing.T) {
 	}
 }
 
-var _ = errors.New

@@ -72,8 +72,9 @@ func endRunSpan(sp trace.Span, res *sandbox.Result) {
 	sp.SetAttributes(attrCalls.Int(res.Calls.Total), attrDuration.Float64(res.DurationMS),
 		attrResultSize.Int(max(len(res.Result), len(res.Whole))))
 	if res.Error != nil {
-		sp.SetAttributes(attrErrorType.String(string(res.Error.Code)))
-		sp.SetStatus(codes.Error, string(res.Error.Code))
+		code := spanCode(res.Error.Code)
+		sp.SetAttributes(attrErrorType.String(code))
+		sp.SetStatus(codes.Error, code)
 	}
 	sp.End()
 }
@@ -122,11 +123,22 @@ func (c *callSpan) end(r *run, a auditCall) {
 		attrs = append(attrs, attrAlias.String(a.alias))
 	}
 	if a.err != nil {
-		attrs = append(attrs, attrErrorType.String(string(a.err.Code)))
-		sp.SetStatus(codes.Error, string(a.err.Code))
+		code := spanCode(a.err.Code)
+		attrs = append(attrs, attrErrorType.String(code))
+		sp.SetStatus(codes.Error, code)
 	}
 	sp.SetAttributes(attrs...)
 	sp.End()
+}
+
+// spanCode is c for a span: one of sandcall's own codes, never text from
+// elsewhere (a worker process reports its outcome's code, and a worker is
+// not trusted): anything outside the closed set is E_INTERNAL.
+func spanCode(c sandbox.Code) string {
+	if !c.Valid() {
+		return string(sandbox.EInternal)
+	}
+	return string(c)
 }
 
 // traceApproval records the wait for a person's answer as an event of the

@@ -116,9 +116,11 @@ func setupTracing(ctx context.Context, stderr io.Writer, cfg tracingConfig, flag
 	}
 	sdk := sdktrace.NewTracerProvider(popts...)
 	otel.SetTracerProvider(sdk)
-	// W3C Trace Context only: Baggage would carry what a client put in it
-	// to every upstream server, a channel past the policy.
-	otel.SetTextMapPropagator(propagation.TraceContext{})
+	// W3C Trace Context only, and traceparent alone: Baggage and
+	// tracestate would carry what a client put in them to every upstream
+	// server, a channel past the policy. (The server's spans drop a
+	// client's tracestate too: mcpserver.TraceMiddleware.)
+	otel.SetTextMapPropagator(traceParentOnly{})
 	otel.SetErrorHandler(&traceErrors{log: log})
 	fmt.Fprintf(stderr, "tracing on: OTLP/HTTP to %s\n", endpoint)
 	stop = func() {
@@ -190,4 +192,17 @@ func (h *traceErrors) Handle(err error) {
 	h.last, h.n = now, 0
 	h.mu.Unlock()
 	h.log.Warn("tracing: exporting spans failed (spans are dropped, requests go on)", "err", err.Error(), "similar_errors_skipped", skipped)
+}
+
+// traceParentOnly is W3C Trace Context that injects traceparent alone,
+// never tracestate: what sandcall sends its upstream servers.
+type traceParentOnly struct{ propagation.TraceContext }
+
+// Inject implements propagation.TextMapPropagator.
+func (p traceParentOnly) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
+	sc := trace.SpanContextFromContext(ctx)
+	if sc.TraceState().Len() > 0 {
+		ctx = trace.ContextWithSpanContext(ctx, sc.WithTraceState(trace.TraceState{}))
+	}
+	p.TraceContext.Inject(ctx, carrier)
 }

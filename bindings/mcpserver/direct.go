@@ -99,6 +99,9 @@ func (s *Server) directToolAs(t *tools.Tool, name string) (toolDef, error) {
 				s.log.Warn("mcpserver: tool returned an invalid MCP result", "tool", name)
 				return errorResult(&sandbox.Error{Code: sandbox.EToolFailed, Tool: name, Message: "tool " + name + " returned an invalid MCP result"}), nil
 			}
+			if r.IsError {
+				markUpstreamError(ctx)
+			}
 			return withNotes(&r, out), nil
 		}
 		if wrap {

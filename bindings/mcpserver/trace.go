@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sandcall/sandcall/sandbox"
 )
 
 // TracerName is the instrumentation scope of the server's spans.
@@ -49,10 +52,17 @@ const (
 // purpose: sandcall would pass a client's baggage on to every upstream
 // server, a channel past the policy).
 //
+// A client's tracestate is dropped: sandcall's spans do not carry it, so
+// it never reaches an upstream server (the same channel past the policy
+// as Baggage).
+//
 // A failed request gets status Error: a JSON-RPC error's code as
 // error.type, a tool result with isError as error.type "tool_error" and its
 // stable sandcall error code (E_…) as the status description and
-// sandcall.error.code. Arguments and results are never recorded.
+// sandcall.error.code — only ever one of sandcall's own codes
+// (sandbox.Codes): an upstream tool's error result, served to a direct
+// caller as the upstream wrote it, is E_TOOL_FAILED, whatever its text
+// says. Arguments and results are never recorded.
 func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) mcp.Middleware {
 	tr := tp.Tracer(TracerName)
 	if prop == nil {
@@ -77,11 +87,14 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 					mctx := prop.Extract(ctx, mc)
 					if msc := trace.SpanContextFromContext(mctx); msc.IsValid() {
 						if hsc := trace.SpanContextFromContext(parent); hsc.IsValid() && !hsc.Equal(msc) {
-							opts = append(opts, trace.WithLinks(trace.Link{SpanContext: hsc}))
+							opts = append(opts, trace.WithLinks(trace.Link{SpanContext: hsc.WithTraceState(trace.TraceState{})}))
 						}
 						parent = mctx
 					}
 				}
+			}
+			if psc := trace.SpanContextFromContext(parent); psc.IsValid() && psc.TraceState().Len() > 0 {
+				parent = trace.ContextWithRemoteSpanContext(parent, psc.WithTraceState(trace.TraceState{}))
 			}
 			attrs := []attribute.KeyValue{attrMethod.String(method)}
 			ct, _ := req.GetParams().(*mcp.CallToolParamsRaw)
@@ -106,6 +119,10 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 			opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			ctx, sp := tr.Start(parent, method, opts...)
 			defer sp.End()
+			var slot codeSlot
+			if ct != nil {
+				ctx = context.WithValue(ctx, codeSlotKey{}, &slot)
+			}
 			res, err := next(ctx, method, req)
 			if ct != nil && err == nil {
 				// The tool exists (the SDK answers an unknown name with a
@@ -125,6 +142,9 @@ func TraceMiddleware(tp trace.TracerProvider, prop propagation.TextMapPropagator
 			default:
 				if ctr, ok := res.(*mcp.CallToolResult); ok && ctr != nil && ctr.IsError {
 					code := resultCode(ctr)
+					if slot.upstream.Load() {
+						code = string(sandbox.EToolFailed) // the text is the upstream's
+					}
 					sp.SetAttributes(attrErrorType.String("tool_error"))
 					if code != "" {
 						sp.SetAttributes(attrCode.String(code))
@@ -182,8 +202,23 @@ func resultCode(r *mcp.CallToolResult) string {
 	if v.Error != nil && v.Error.Code != "" {
 		code = v.Error.Code
 	}
-	if !strings.HasPrefix(code, "E_") || len(code) > 64 {
+	if !sandbox.Code(code).Valid() {
 		return ""
 	}
 	return code
+}
+
+// codeSlot is where a tool handler says, for the span of its call, that
+// the error result it returns was written by an upstream server (a
+// DirectRaw tool's result, served as is): its text is not sandcall's.
+type codeSlot struct{ upstream atomic.Bool }
+
+type codeSlotKey struct{}
+
+// markUpstreamError records, for the trace of the call in ctx, that its
+// error result is an upstream's own.
+func markUpstreamError(ctx context.Context) {
+	if s, ok := ctx.Value(codeSlotKey{}).(*codeSlot); ok {
+		s.upstream.Store(true)
+	}
 }
