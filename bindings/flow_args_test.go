@@ -165,4 +165,3 @@ func TestDiscoveryLabelledByItsText(t *testing.T) {
 		t.Errorf("describing built-in tools, then a destructive call: %+v, want allowed", res.Error)
 	}
 }
-
