@@ -195,8 +195,9 @@ func (s *Set) Ready() <-chan struct{} { return s.ready }
 func (s *Set) supervise(c *Conn, firstDone func()) {
 	defer s.wg.Done()
 	defer c.Close()
+	c.supervised.Store(true)
 	name := c.Server.Name
-	up := true
+	up, now := true, false
 	if err := c.dial(s.ctx); err != nil {
 		if s.ctx.Err() == nil {
 			s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", name, err))
@@ -209,14 +210,14 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 	firstDone()
 	for {
 		if !up {
-			if !s.reconnect(c) {
+			if !s.reconnect(c, now) {
 				return
 			}
 			s.track(c)
 			s.log.Info("upstream: connected", "server", name)
 			s.refresh(s.ctx, c)
 		}
-		up = false
+		up, now = false, false
 		sess := c.session()
 		done := make(chan struct{})
 		go func() { _ = sess.Wait(); close(done) }()
@@ -227,6 +228,13 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 				return
 			case <-c.listChanged:
 				s.refresh(s.ctx, c)
+			case <-c.restart:
+				// A call found the session unusable (Conn.redialNow):
+				// drop it and dial again at once.
+				_ = sess.Close()
+				<-done
+				now = true
+				break serving
 			case <-done:
 				break serving
 			}
@@ -234,16 +242,23 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 		if s.ctx.Err() != nil {
 			return
 		}
+		if now {
+			s.log.Info("upstream: session dropped after an answer over the size cap; reconnecting", "server", name)
+			continue
+		}
 		s.log.Warn("upstream: connection lost; reconnecting", "server", name, "stderr", strings.Join(c.StderrTail(), "\n"))
 	}
 }
 
 // reconnect dials c with jittered exponential backoff until it works
-// (true) or the Set is closed (false).
-func (s *Set) reconnect(c *Conn) bool {
+// (true) or the Set is closed (false); the first dial is at once when now.
+func (s *Set) reconnect(c *Conn, now bool) bool {
 	delay := s.minBackoff
 	for {
 		wait := delay/2 + rand.N(delay/2+1)
+		if now {
+			wait, now = 0, false
+		}
 		select {
 		case <-s.ctx.Done():
 			return false

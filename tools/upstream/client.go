@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -40,6 +41,12 @@ type Conn struct {
 	sess   *mcp.ClientSession // nil until the first successful dial
 	cmd    *exec.Cmd          // stdio servers only
 	closed bool
+	dialed chan struct{} // closed, and replaced, at each new session
+
+	// supervised: a Set re-dials the connection (supervise); restart asks
+	// it to drop the session and dial again at once (see redialNow).
+	supervised atomic.Bool
+	restart    chan struct{}
 
 	// stderr keeps the end of a stdio server's stderr (stderr.go).
 	stderr *stderrRing
@@ -78,7 +85,8 @@ func Dial(ctx context.Context, s *Server, w io.Writer) (*Conn, error) {
 }
 
 func newConn(s *Server) *Conn {
-	return &Conn{Server: s, listChanged: make(chan struct{}, 1), stderr: &stderrRing{}}
+	return &Conn{Server: s, listChanged: make(chan struct{}, 1), stderr: &stderrRing{},
+		dialed: make(chan struct{}), restart: make(chan struct{}, 1)}
 }
 
 // Errors of a connection an HTTP or SSE server refused.
@@ -124,12 +132,14 @@ func (c *Conn) dial(ctx context.Context) error {
 		if st, err = newOriginTransport(http.DefaultTransport, r.URL, r.Headers, r.FollowRedirects); err != nil {
 			return err
 		}
-		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: st.client(), MaxRetries: -1}
+		// MaxEventSize is set: the SDK's zero leaves an event stream's
+		// events unbounded, not at its documented default.
+		tr = &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: st.client(), MaxRetries: -1, MaxEventSize: MaxResponseBytes}
 	case TypeSSE:
 		if st, err = newOriginTransport(http.DefaultTransport, r.URL, r.Headers, r.FollowRedirects); err != nil {
 			return err
 		}
-		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: st.client()}
+		tr = &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: st.client(), MaxEventSize: MaxResponseBytes}
 	default:
 		return fmt.Errorf("invalid server %q: type %q", s.Name, r.Type)
 	}
@@ -197,8 +207,38 @@ func (c *Conn) dial(ctx context.Context) error {
 		return errors.New("connection closed")
 	}
 	c.sess, c.cmd = sess, cmd
+	close(c.dialed)
+	c.dialed = make(chan struct{})
 	c.mu.Unlock()
 	return nil
+}
+
+// redialNow has the supervising Set drop old, a session an answer left
+// unusable (an HTTP client that failed on an answer over the cap), and
+// dial again without its backoff, and waits (within ctx) until a new
+// session is in place: the next call finds one. A connection no Set
+// supervises is left as it is.
+func (c *Conn) redialNow(ctx context.Context, old *mcp.ClientSession) {
+	if !c.supervised.Load() {
+		return
+	}
+	select {
+	case c.restart <- struct{}{}:
+	default:
+	}
+	for {
+		c.mu.Lock()
+		cur, next, closed := c.sess, c.dialed, c.closed
+		c.mu.Unlock()
+		if cur != old || closed {
+			return
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // session returns the current session.
@@ -531,8 +571,17 @@ func (c *Conn) handler(upstreamName string, wrapped bool) tools.Handler {
 			// Go's transport errors quote the server's URL, with any
 			// secret in its path or query.
 			msg := fmt.Sprintf("upstream server %q: %s", c.Server.Name, CleanText(redactURLs(err.Error()), maxErrorBytes))
-			if strings.Contains(err.Error(), ErrResponseTooLarge.Error()) {
-				return nil, tools.Failed(msg, "ask the tool for less (a filter, a smaller page): answers over 16 MiB are cut off")
+			if tooLarge(err) {
+				// Not retryable: the same call gets the same answer. A
+				// stdio connection is kept (frameFilter); an HTTP client
+				// fails its connection on it: a new one is in place before
+				// this call returns.
+				if !keptAfterTooLarge(err) {
+					c.redialNow(ctx, sess)
+				}
+				return nil, tools.Failed(fmt.Sprintf("upstream server %q answered the call of %s with more than %d MiB, more than sandcall reads in one answer; the answer was dropped",
+					c.Server.Name, CleanText(upstreamName, 128), MaxResponseBytes>>20),
+					"Ask the tool for less: a filter, a smaller page or fewer fields, and page through the rest.")
 			}
 			if answered(err) {
 				return nil, tools.Failed(msg, "the upstream server answered with this error; retrying the same call fails the same way: check the arguments against the tool's schema")

@@ -27,7 +27,27 @@ type procTransport struct {
 }
 
 func (t *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.CommandTransport.Connect(ctx)
+	// The SDK's command transport, with the server's stdout read through
+	// frameFilter (frames.go): an answer over the frame cap is dropped,
+	// and answered with an error, without losing the connection.
+	cmd := t.Command
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	grace := t.TerminateDuration
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	conn, err := (&mcp.IOTransport{Reader: byteReadCloser{newFrameFilter(stdout, MaxResponseBytes)},
+		Writer: &stdinCloser{WriteCloser: stdin, cmd: cmd, grace: grace}, MaxLineLength: frameBytes}).Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
