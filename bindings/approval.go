@@ -2,7 +2,6 @@ package bindings
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,9 +17,12 @@ type ApprovalRequest struct {
 	Caller    string // "direct" or "code"
 	Principal Principal
 	RunID     string // empty for direct calls
-	// ArgsSummary is the call's arguments as compact JSON, secrets redacted
-	// (Redact), invisible and bidirectional characters escaped (Visible),
-	// capped at MaxArgsSummaryBytes.
+	// ArgsSummary is the call's arguments for a person to read: one line
+	// per top-level argument, in the call's order, "name: value" with the
+	// value as compact JSON, secrets redacted (Redact), invisible and
+	// bidirectional characters escaped (Visible); every name shown, the
+	// values sharing MaxArgsSummaryBytes, each long one cut on its own
+	// with how much is shown (argsummary.go).
 	ArgsSummary string
 	Rule        string // the policy rule that requires the approval
 	// Message is a one-paragraph question for the person, built from the
@@ -28,7 +30,8 @@ type ApprovalRequest struct {
 	Message string
 }
 
-// MaxArgsSummaryBytes caps ApprovalRequest.ArgsSummary.
+// MaxArgsSummaryBytes is what the values in ApprovalRequest.ArgsSummary
+// share (the names and the cut notes come on top).
 const MaxArgsSummaryBytes = 1 << 10
 
 // Approver asks a person to approve a call and waits for the answer. The
@@ -51,12 +54,6 @@ func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (bool, e
 // ErrApprovalUnsupported is returned by an Approver that cannot reach a
 // person: the MCP client does not support elicitation.
 var ErrApprovalUnsupported = errors.New("the client cannot ask a person for approval")
-
-// argsSummary is the redacted, capped JSON of args for a person to read,
-// with invisible and direction-changing characters escaped (Visible).
-func argsSummary(args json.RawMessage) string {
-	return sandbox.Cap(tools.Visible(string(tools.RedactJSON(args))), MaxArgsSummaryBytes)
-}
 
 // timedOut wraps the E_TOOL_DENIED error of an approval that nobody gave
 // or refused within the approval timeout, so that the call is audited as
@@ -119,7 +116,7 @@ func approvalRequest(info *CallInfo, d Decision) ApprovalRequest {
 	if info.Caller == tools.Code {
 		from = "a program (run " + info.RunID + ")"
 	}
-	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments: %s\n(policy rule %q requires approval)",
+	req.Message = fmt.Sprintf("Allow a call to %s for %s, made by %s?\nArguments:\n%s\n(policy rule %q requires approval)",
 		name, who, from, req.ArgsSummary, d.Rule)
 	if d.Flow != "" {
 		req.Message += "\nThe program has read data from: " + sandbox.Cap(d.Flow, 1024)

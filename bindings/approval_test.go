@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -113,7 +114,7 @@ func TestApproval(t *testing.T) {
 	}
 	r := asked[0]
 	if r.Tool != "pay" || r.Caller != "direct" || r.Principal.ID != "alice" || r.Rule != "ask" ||
-		strings.Contains(r.ArgsSummary, "hunter2") || !strings.Contains(r.ArgsSummary, `"amount":10`) ||
+		strings.Contains(r.ArgsSummary, "hunter2") || !strings.Contains(r.ArgsSummary, `amount: 10`) ||
 		!strings.Contains(r.Message, "pay") {
 		t.Errorf("request %+v", r)
 	}
@@ -121,8 +122,21 @@ func TestApproval(t *testing.T) {
 
 func TestApprovalSummaryBounded(t *testing.T) {
 	big := json.RawMessage(`{"s":"` + strings.Repeat("é", 5000) + `"}`)
-	if s := argsSummary(big); len(s) > MaxArgsSummaryBytes || !strings.HasSuffix(s, "(truncated)") {
-		t.Errorf("summary %d bytes", len(s))
+	if s := argsSummary(big); len(s) > MaxArgsSummaryBytes+100 || !strings.HasSuffix(s, "(cut: 1023 of 10002 bytes shown)") {
+		t.Errorf("summary %d bytes: …%s", len(s), s[max(0, len(s)-60):])
+	}
+	// Thousands of arguments: the first 100 are named, the rest counted.
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range 5000 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `"a%d":"%s"`, i, strings.Repeat("v", 40))
+	}
+	many.WriteString("}")
+	if s := argsSummary(json.RawMessage(many.String())); len(s) > 8*MaxArgsSummaryBytes || !strings.Contains(s, "and 4900 more arguments") {
+		t.Errorf("summary of 5000 arguments: %d bytes, ends %q", len(s), s[max(0, len(s)-80):])
 	}
 }
 
