@@ -112,12 +112,28 @@ const (
 // Every error it returns is an *sandbox.Error completed by WithDefaults: it
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
-func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
-	if r.rp != nil { // a resumable run: it suspends only once no call is inside
+func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	return r.call(ctx, r.issue(), name, args)
+}
+
+// issue numbers a call in the order the program made it (its seq, from
+// 1) and, in a resumable run, counts it in until it returns (replay.go):
+// called when the engine hands the call over, before the call goes to a
+// goroutine of its own (runHost.StartCall), so that the numbers follow
+// the program's order whatever the scheduling, and a run that suspends
+// waits for every call the program made before the pending one.
+func (r *run) issue() int {
+	if r.rp != nil {
 		r.rp.enter()
+	}
+	return int(r.seq.Add(1))
+}
+
+// call is Call for a call that issue numbered seq.
+func (r *run) call(ctx context.Context, seq int, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	if r.rp != nil { // a resumable run: it suspends only once no call is left
 		defer r.rp.leave()
 	}
-	seq := int(r.seq.Add(1))
 	t0 := time.Now()
 	ctx, span := r.startCallSpan(ctx, seq)
 	// The guest chose name: it is capped and cleaned before it reaches a
@@ -182,6 +198,12 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "invalid"
 		return nil, herr
 	}
+	if r.rp != nil { // a replay compares the calls in the program's order
+		if e := r.rp.compare(seq, t.Name, args); e != nil {
+			rec.decision = "diverged"
+			return nil, e
+		}
+	}
 
 	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
 		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
@@ -221,10 +243,10 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	var e *sandbox.Error
 	replayed := false
 	if r.rp != nil { // a resumable run (replay.go)
-		res, e, replayed = r.rp.answer(t.Name, args)
+		res, e, replayed = r.rp.answer(seq)
 		if replayed {
 			rec.decision = "replayed"
-		} else if err := r.rpApproval(ctx, info, d, args, &rec); err != nil {
+		} else if err := r.rpApproval(ctx, seq, info, d, args, &rec); err != nil {
 			return nil, err
 		}
 	} else if d.RequireApproval {
@@ -244,7 +266,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	switch {
 	case replayed:
 	case r.rp != nil:
-		res, e = r.rp.dispatch(dctx, t.Name, args, func() (json.RawMessage, *sandbox.Error) {
+		res, e = r.rp.dispatch(dctx, seq, t.Name, args, func() (json.RawMessage, *sandbox.Error) {
 			return r.dispatchRetrying(dctx, t, args, info, &rec)
 		})
 	default:

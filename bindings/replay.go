@@ -11,10 +11,12 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 )
 
-// LoggedCall is one tool call of a resumable run: the tool, its arguments
+// LoggedCall is one tool call of a resumable run: its place in the order
+// the program made its calls (Seq, from 1), the tool, its arguments
 // (compact JSON, handles resolved) and, once it completed, its result or
 // its error.
 type LoggedCall struct {
+	Seq    int             `json:"seq"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -26,7 +28,8 @@ type LoggedCall struct {
 // the caller to keep (sealed) and to resume with a Replay once the person
 // answered.
 type Suspension struct {
-	// Log holds the calls the run completed, in the order they completed.
+	// Log holds the calls the run made, in the order they completed, each
+	// with its place in the program's order (Seq).
 	Log []LoggedCall
 	// Pending is the call that waits for the approval (no result).
 	Pending LoggedCall
@@ -38,12 +41,22 @@ type Suspension struct {
 }
 
 // Replay resumes a suspended run (RunRequest.Replay). The program runs
-// again from the start, with the same Seed and Clock: each call found in
-// Log (same tool, same arguments) is answered from it and not made again;
-// the Pending call proceeds if Approved and is denied otherwise; a call
-// made before the pending one that is in neither is a divergence, denied
-// with E_TOOL_DENIED, so that nothing is done twice. Calls after the
-// pending one run as usual.
+// again from the start, with the same Seed and Clock, and its calls are
+// compared with the first attempt's by their place in the order the
+// program made them (LoggedCall.Seq, numbered as the engine hands the
+// calls over, before any of them runs): the call at a place the log holds
+// must be the same call (tool and arguments) and is answered from the log,
+// not made again; the call at the pending call's place must be the
+// pending call, made if Approved and denied otherwise; a call before the
+// pending one that the first attempt did not make (it was denied, invalid,
+// or not made at all) is made only if it needs an approval again. Any
+// other difference before the pending call — a Promise.race that went the
+// other way, a program that reads something the replay does not fix — is
+// a divergence: the call is denied with E_TOOL_DENIED, and so is every
+// call the run makes afterwards that the log does not answer (the pending
+// one included), so that nothing is done that the first attempt's path
+// would not have done. Calls after the pending one that the log does not
+// hold run as usual.
 type Replay struct {
 	Log      []LoggedCall
 	Pending  LoggedCall
@@ -59,13 +72,13 @@ type replayState struct {
 	cancel  context.CancelFunc // ends the run once suspended and idle
 
 	mu       sync.Mutex
-	from     []LoggedCall // the replay's log
-	used     []bool
-	pending  *LoggedCall // the replay's pending call
+	from     map[int]*LoggedCall // the replay's log, by Seq
+	pending  *LoggedCall         // the replay's pending call
 	approved bool
 	reached  bool         // the pending call was made (or there is none)
+	strayed  *strayed     // the run diverged from the log
 	done     []LoggedCall // calls completed in this attempt, replayed ones included
-	active   int          // calls being dispatched
+	active   int          // calls issued and not yet returned
 	susp     *Suspension
 	// ended: the run was suspended and ended (cancel called). A call
 	// dispatched after that is not made, even before the cancellation
@@ -74,11 +87,19 @@ type replayState struct {
 	ended bool
 }
 
+// strayed is where a replay diverged: its first call that differs.
+type strayed struct {
+	seq  int
+	tool string
+}
+
 func newReplayState(rp *Replay, suspend bool, cancel context.CancelFunc) *replayState {
 	s := &replayState{suspend: suspend, cancel: cancel, reached: true}
 	if rp != nil {
-		s.from = rp.Log
-		s.used = make([]bool, len(rp.Log))
+		s.from = make(map[int]*LoggedCall, len(rp.Log))
+		for i := range rp.Log {
+			s.from[rp.Log[i].Seq] = &rp.Log[i]
+		}
 		p := rp.Pending
 		s.pending, s.approved, s.reached = &p, rp.Approved, false
 	}
@@ -96,56 +117,75 @@ func sameCall(c *LoggedCall, tool string, args json.RawMessage) bool {
 	return bytes.Equal(a.Bytes(), b.Bytes())
 }
 
-// answer returns the logged outcome of a call made before, if there is an
-// unused one, and records it in this attempt's log.
-func (s *replayState) answer(tool string, args json.RawMessage) (json.RawMessage, *sandbox.Error, bool) {
+// compare checks the call at place seq against the replay's log, before
+// anything is decided about it: a call at a logged place or at the
+// pending call's must be that call, and a run that strayed makes no call
+// the log does not answer. It returns the divergence error, or nil.
+func (s *replayState) compare(seq int, tool string, args json.RawMessage) *sandbox.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := range s.from {
-		if !s.used[i] && sameCall(&s.from[i], tool, args) {
-			s.used[i] = true
-			s.done = append(s.done, s.from[i])
-			return s.from[i].Result, s.from[i].Error, true
-		}
+	if s.from == nil {
+		return nil // not a replay
 	}
-	return nil, nil, false
+	if s.strayed != nil {
+		if c, ok := s.from[seq]; ok && sameCall(c, tool, args) {
+			return nil // answered from the log: nothing is done
+		}
+		return s.divergence(tool)
+	}
+	if c, ok := s.from[seq]; ok && !sameCall(c, tool, args) ||
+		!ok && s.pending != nil && seq == s.pending.Seq && !sameCall(s.pending, tool, args) {
+		s.strayed = &strayed{seq: seq, tool: tool}
+		return s.divergence(tool)
+	}
+	return nil
 }
 
-// diverged reports a call that the replay must not make: made before the
-// pending call was reached, it is in no log entry, while an unused entry
-// of the same tool is (the program now calls the tool differently: the
-// same logical call with other arguments, which would do the effect twice).
-// A call of a tool the log does not wait for is new: the first attempt
-// never made it (every call it started is logged), so making it repeats
-// nothing. Calls that need an approval are not divergences: the first
-// attempt asked about one of them at a time.
-func (s *replayState) diverged(tool string) *sandbox.Error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reached {
-		return nil
-	}
-	waiting := false
-	for i := range s.from {
-		if !s.used[i] && s.from[i].Tool == tool {
-			waiting = true
-			break
-		}
-	}
-	if !waiting {
-		return nil
-	}
-	return &sandbox.Error{Code: sandbox.EToolDenied, Tool: tool,
-		Message: sandbox.Cap(fmt.Sprintf("the resumed run diverged from the run that asked for approval: it called %s with other arguments than that run did before the approval (a program that depends on something other than its input and tool results takes another path when replayed)", tool), sandbox.MaxMessageBytes),
-		Hint:    "Run the program again as a new run_code call (without the request state); make what it calls depend only on its input and tool results."}
+// divergence is the error of a call of a run that strayed. s.mu is held.
+func (s *replayState) divergence(tool string) *sandbox.Error {
+	msg := fmt.Sprintf("the resumed run diverged from the run that asked for approval: its call %d (to %s) is not the one that run made there "+
+		"(a Promise.race that went the other way, or a program that depends on something other than its input and tool results, takes another path when replayed), so the run makes no call its first attempt did not",
+		s.strayed.seq, s.strayed.tool)
+	return &sandbox.Error{Code: sandbox.EToolDenied, Tool: tool, Message: sandbox.Cap(msg, sandbox.MaxMessageBytes),
+		Hint: "Run the program again as a new run_code call (without the request state); make what it calls depend only on its input and tool results."}
 }
 
-// resolvePending answers whether the call is the pending one of the
-// replay, and if so whether it was approved.
-func (s *replayState) resolvePending(tool string, args json.RawMessage) (isPending, approved bool) {
+// answer returns the logged outcome of the call at place seq, if the log
+// holds it (compare checked it is the same call), and records it in this
+// attempt's log.
+func (s *replayState) answer(seq int) (json.RawMessage, *sandbox.Error, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.reached || s.pending == nil || !sameCall(s.pending, tool, args) {
+	c, ok := s.from[seq]
+	if !ok {
+		return nil, nil, false
+	}
+	s.done = append(s.done, *c)
+	return c.Result, c.Error, true
+}
+
+// mayMake reports whether a call at place seq that needs no approval and
+// that the log does not answer may be made: not before the pending call
+// (the first attempt made every call before it that it could, and this
+// one it did not), not once the run strayed.
+func (s *replayState) mayMake(seq int, tool string) *sandbox.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.strayed == nil && (s.reached || s.pending == nil || seq > s.pending.Seq) {
+		return nil
+	}
+	if s.strayed == nil {
+		s.strayed = &strayed{seq: seq, tool: tool}
+	}
+	return s.divergence(tool)
+}
+
+// resolvePending answers whether the call at place seq is the pending one
+// of the replay, and if so whether it was approved.
+func (s *replayState) resolvePending(seq int) (isPending, approved bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reached || s.pending == nil || seq != s.pending.Seq || s.strayed != nil {
 		return false, false
 	}
 	s.reached = true
@@ -156,10 +196,10 @@ func (s *replayState) resolvePending(tool string, args json.RawMessage) (isPendi
 // call, lets the other calls in the broker finish (they are logged), then
 // ends the run. It returns once ctx ends: the call is never made in this
 // attempt.
-func (s *replayState) suspendAt(ctx context.Context, tool string, args json.RawMessage, req ApprovalRequest) *sandbox.Error {
+func (s *replayState) suspendAt(ctx context.Context, seq int, tool string, args json.RawMessage, req ApprovalRequest) *sandbox.Error {
 	s.mu.Lock()
 	if s.susp == nil {
-		s.susp = &Suspension{Pending: LoggedCall{Tool: tool, Args: bytes.Clone(args)}, Request: req}
+		s.susp = &Suspension{Pending: LoggedCall{Seq: seq, Tool: tool, Args: bytes.Clone(args)}, Request: req}
 	}
 	s.active-- // this call waits: it does not hold the run up
 	if s.active == 0 {
@@ -174,10 +214,11 @@ func (s *replayState) suspendAt(ctx context.Context, tool string, args json.RawM
 	return sandbox.Errorf(sandbox.ECancelled, "", "the run waits for a person's approval")
 }
 
-// enter and leave bracket each call in the broker: a suspended run ends
-// only once no call is inside, so that every call that may have had an
-// effect is in the log. A call the engine had not yet handed to the broker
-// never ran; a replay makes it for real.
+// enter and leave bracket each call, from the moment the engine hands it
+// over (before it runs on a goroutine of its own: run.issue) to its
+// return: a suspended run ends only once no call is left, so that every
+// call the program made before the pending one, and every call that may
+// have had an effect, is in the log.
 func (s *replayState) enter() {
 	s.mu.Lock()
 	s.active++
@@ -196,7 +237,7 @@ func (s *replayState) leave() {
 
 // dispatch makes a call and logs its outcome. A call that reaches it
 // after the run was suspended and ended is not made (nor logged).
-func (s *replayState) dispatch(ctx context.Context, tool string, args json.RawMessage, call func() (json.RawMessage, *sandbox.Error)) (json.RawMessage, *sandbox.Error) {
+func (s *replayState) dispatch(ctx context.Context, seq int, tool string, args json.RawMessage, call func() (json.RawMessage, *sandbox.Error)) (json.RawMessage, *sandbox.Error) {
 	s.mu.Lock()
 	ended := s.ended
 	s.mu.Unlock()
@@ -206,7 +247,7 @@ func (s *replayState) dispatch(ctx context.Context, tool string, args json.RawMe
 	res, e := call()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.done = append(s.done, LoggedCall{Tool: tool, Args: bytes.Clone(args), Result: bytes.Clone(res), Error: e})
+	s.done = append(s.done, LoggedCall{Seq: seq, Tool: tool, Args: bytes.Clone(args), Result: bytes.Clone(res), Error: e})
 	return res, e
 }
 
@@ -222,13 +263,14 @@ func (s *replayState) suspension() *Suspension {
 	return &out
 }
 
-// rpApproval decides a resumable run's call that is not answered from the
-// log: the pending call of a replay gets the person's answer; a call that
-// needs an approval suspends the run (or asks the Approver); any other
-// call made before the pending one is a divergence.
-func (r *run) rpApproval(ctx context.Context, info *CallInfo, d Decision, args json.RawMessage, rec *auditCall) error {
+// rpApproval decides a resumable run's call (place seq) that is not
+// answered from the log: the pending call of a replay gets the person's
+// answer; a call that needs an approval suspends the run (or asks the
+// Approver); any other call before the pending one is a divergence
+// (replayState.mayMake).
+func (r *run) rpApproval(ctx context.Context, seq int, info *CallInfo, d Decision, args json.RawMessage, rec *auditCall) error {
 	name := info.Tool.Name
-	if isPending, ok := r.rp.resolvePending(name, args); isPending {
+	if isPending, ok := r.rp.resolvePending(seq); isPending {
 		if !ok {
 			rec.decision = "declined"
 			return &sandbox.Error{Code: sandbox.EToolDenied, Tool: name, Rule: d.Rule,
@@ -239,7 +281,7 @@ func (r *run) rpApproval(ctx context.Context, info *CallInfo, d Decision, args j
 		return nil
 	}
 	if !d.RequireApproval {
-		if e := r.rp.diverged(name); e != nil {
+		if e := r.rp.mayMake(seq, name); e != nil {
 			rec.decision = "diverged"
 			return e
 		}
@@ -247,7 +289,7 @@ func (r *run) rpApproval(ctx context.Context, info *CallInfo, d Decision, args j
 	}
 	if r.rp.suspend {
 		rec.decision = "suspended"
-		return r.rp.suspendAt(ctx, name, args, approvalRequest(info, d))
+		return r.rp.suspendAt(ctx, seq, name, args, approvalRequest(info, d))
 	}
 	if err := r.approve(ctx, info, d); err != nil {
 		rec.decision = "declined"

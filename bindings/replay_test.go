@@ -112,13 +112,14 @@ func TestReplayDiverges(t *testing.T) {
 	if res.OK || res.Error.Code != sandbox.EToolDenied || !strings.Contains(res.Error.Message, "diverged") {
 		t.Fatalf("diverged run: %+v", res.Error)
 	}
-	// Another seed: pay's arguments differ, so pay is not the pending call;
-	// it needs an approval and the run suspends again instead of paying.
+	// Another seed: pay's arguments differ, so the call at the pending
+	// call's place is not the pending call: a divergence too, and the
+	// person's answer is not applied to it.
 	req.Program.Source = replayProgram
 	req.Seed = 8
 	res, susp = r.RunResumable(context.Background(), req)
-	if susp == nil || res.OK {
-		t.Fatalf("other seed: %+v %+v", res, susp)
+	if susp != nil || res.OK || res.Error.Code != sandbox.EToolDenied || !strings.Contains(res.Error.Message, "diverged") {
+		t.Fatalf("other seed: %+v %+v", res.Error, susp)
 	}
 	if counts.Load() != 1 || pays.Load() != 0 {
 		t.Errorf("%d counts, %d pays; want 1 and 0", counts.Load(), pays.Load())
@@ -221,13 +222,13 @@ func TestDispatchAfterSuspensionIsNotMade(t *testing.T) {
 	suspended := make(chan struct{})
 	go func() {
 		defer close(suspended)
-		_ = s.suspendAt(runCtx, "pay", json.RawMessage(`{}`), ApprovalRequest{})
+		_ = s.suspendAt(runCtx, 1, "pay", json.RawMessage(`{}`), ApprovalRequest{})
 		s.leave()
 	}()
 	<-runCtx.Done() // the run ended: no call was inside
 	s.enter()
 	made := false
-	_, e := s.dispatch(context.Background(), "count", json.RawMessage(`{}`), func() (json.RawMessage, *sandbox.Error) {
+	_, e := s.dispatch(context.Background(), 2, "count", json.RawMessage(`{}`), func() (json.RawMessage, *sandbox.Error) {
 		made = true
 		return json.RawMessage(`1`), nil
 	})

@@ -72,7 +72,7 @@ func TestApprovalElicitation(t *testing.T) {
 			if string(out.Result) != want {
 				t.Errorf("proto %q accept %v: program returned %s", proto, accept, out.Result)
 			}
-			if len(asked) != 2 || !strings.Contains(asked[0], "ping") || !strings.Contains(asked[0], `"n":41`) ||
+			if len(asked) != 2 || !strings.Contains(asked[0], "ping") || !strings.Contains(asked[0], `n: 41`) ||
 				!strings.Contains(asked[1], "a program") {
 				t.Errorf("asked %q", asked)
 			}

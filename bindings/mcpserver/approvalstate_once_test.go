@@ -70,7 +70,7 @@ func TestDirectApprovalWithoutSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if asked != 1 || !strings.Contains(message, "pay") || !strings.Contains(message, `"amount":7`) {
+			if asked != 1 || !strings.Contains(message, "pay") || !strings.Contains(message, `amount: 7`) {
 				t.Errorf("asked %d times: %q", asked, message)
 			}
 			if accept {
