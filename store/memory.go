@@ -95,6 +95,17 @@ func (m *Memory) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+func (m *Memory) GetDel(_ context.Context, key string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.vals[key]
+	delete(m.vals, key)
+	if !ok || !m.now().Before(v.expires) {
+		return nil, ErrNotFound
+	}
+	return v.b, nil
+}
+
 func (m *Memory) Incr(_ context.Context, key string, ttl time.Duration) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -66,6 +66,15 @@ func (r *Redis) Delete(ctx context.Context, key string) error {
 	return unavailable(r.c.Del(ctx, Prefix+key).Err())
 }
 
+// GetDel is Redis's GETDEL (Redis 6.2 or later).
+func (r *Redis) GetDel(ctx context.Context, key string) ([]byte, error) {
+	b, err := r.c.GetDel(ctx, Prefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	return b, unavailable(err)
+}
+
 // incrScript increments and sets the expiry on creation, atomically.
 var incrScript = redis.NewScript(`
 local n = redis.call('INCR', KEYS[1])

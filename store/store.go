@@ -37,6 +37,11 @@ type Store interface {
 	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
 	// Delete removes key; an absent key is not an error.
 	Delete(ctx context.Context, key string) error
+	// GetDel removes key and returns the value it held, atomically: of
+	// several callers racing for one key, one gets the value and the
+	// others ErrNotFound. A token that may be used once is a key taken
+	// with GetDel: if the store loses it, it is not used at all.
+	GetDel(ctx context.Context, key string) ([]byte, error)
 	// Incr adds one to the counter under key (created at 0, expiring ttl
 	// after its creation) and returns the new value.
 	Incr(ctx context.Context, key string, ttl time.Duration) (int64, error)

@@ -59,6 +59,42 @@ func TestGetSet(t *testing.T) {
 	})
 }
 
+// TestGetDelOnce: of many callers taking one key with GetDel at once,
+// exactly one gets its value; an absent key is ErrNotFound.
+func TestGetDelOnce(t *testing.T) {
+	each(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		if _, err := s.GetDel(ctx, "absent"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetDel of an absent key: %v", err)
+		}
+		if err := s.Set(ctx, "once", []byte("t"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		got := 0
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b, err := s.GetDel(ctx, "once")
+				switch {
+				case err == nil && string(b) == "t":
+					mu.Lock()
+					got++
+					mu.Unlock()
+				case !errors.Is(err, store.ErrNotFound):
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got != 1 {
+			t.Errorf("%d callers got the value, want 1", got)
+		}
+	})
+}
+
 // TestTakeConcurrent: a bucket of N grants exactly N tokens to many
 // concurrent takers (within a window far shorter than its refill).
 func TestTakeConcurrent(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,15 +34,31 @@ import (
 const approvalInputID = "sandcall_approval"
 
 // approvalKeyName is the store key of the sealing key, and approvalKeyTTL
-// its life: a replica creates it once (SetNX) and every replica reads it.
+// its life: a replica creates it (SetNX) when the store has none, and
+// every replica reads it from the store each time it seals or opens a
+// state, so that after the store lost it (a restart without persistence)
+// the replicas agree on the new one and no replica's copy of the old one
+// opens a state of before.
+//
+// A state is used at most once, whatever the store loses: sealing it
+// writes a pending marker (pendingPrefix + the state's ID, for as long as
+// the state is valid), and the answer takes the marker with GetDel before
+// anything runs. A marker the store lost — with the key or on its own —
+// refuses the state: a store that forgets makes an approval unusable,
+// never usable twice.
 const (
 	approvalKeyName = "approval-key"
 	approvalKeyTTL  = 365 * 24 * time.Hour
+	pendingPrefix   = "approval-pending:"
 )
+
+// stateVersion is runState.V: states of another version are refused.
+const stateVersion = 2
 
 // runState is what the request state holds, sealed.
 type runState struct {
 	V         int                   `json:"v"`
+	ID        string                `json:"id"` // its pending marker (pendingPrefix)
 	Principal string                `json:"p"`
 	Expires   int64                 `json:"exp"`  // Unix ms
 	Program   []byte                `json:"prog"` // SHA-256 of the program
@@ -54,23 +69,36 @@ type runState struct {
 	Run       string                `json:"run,omitempty"` // the run that suspended, for the audit
 }
 
-// sealState holds the AEAD of request states, once its key is read, and
-// the used states when there is no shared store.
+// sealState holds the AEAD of request states and its key, and the
+// pending markers when there is no shared store.
 type sealState struct {
-	mu   chan struct{} // a one-slot lock that a context can give up on
-	aead cipher.AEAD
-	used *store.Memory // states answered (useState), without Config.Store
+	mu      chan struct{} // a one-slot lock that a context can give up on
+	key     []byte
+	aead    cipher.AEAD
+	pending *store.Memory // pending markers, without Config.Store
 }
 
 func (s *Server) initSeal() {
 	s.seal.mu = make(chan struct{}, 1)
-	s.seal.used = store.NewMemory()
+	s.seal.pending = store.NewMemory()
+}
+
+// markers is where pending markers live: the shared store, or this
+// process's memory (which the key, in this process too, dies with).
+func (s *Server) markers() store.Store {
+	if s.shared != nil {
+		return s.shared
+	}
+	s.sealOnce.Do(s.initSeal)
+	return s.seal.pending
 }
 
 // approvalAEAD returns the AEAD of request states: its key is in the
-// shared store (created by the first replica that needs it), or in this
-// process without one.
-func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
+// shared store (created by the replica that finds none), or in this
+// process without one. fresh reads the store's key again (to seal or
+// open a state: the store may have lost it and another replica made the
+// next); otherwise a key read before will do (the check before a run).
+func (s *Server) approvalAEAD(ctx context.Context, fresh bool) (cipher.AEAD, error) {
 	s.sealOnce.Do(s.initSeal)
 	select {
 	case s.seal.mu <- struct{}{}:
@@ -78,7 +106,7 @@ func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.seal.mu }()
-	if s.seal.aead != nil {
+	if s.seal.aead != nil && (s.shared == nil || !fresh) {
 		return s.seal.aead, nil
 	}
 	key := make([]byte, 32)
@@ -86,10 +114,12 @@ func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
 	if s.shared != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
 		defer cancel()
-		if _, err := s.shared.SetNX(ctx, approvalKeyName, key, approvalKeyTTL); err != nil {
-			return nil, err
-		}
 		k, err := s.shared.Get(ctx, approvalKeyName)
+		if errors.Is(err, store.ErrNotFound) {
+			if _, err = s.shared.SetNX(ctx, approvalKeyName, key, approvalKeyTTL); err == nil {
+				k, err = s.shared.Get(ctx, approvalKeyName)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +127,9 @@ func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
 			return nil, errors.New("the approval key in the store is not 32 bytes")
 		}
 		key = k
+	}
+	if s.seal.aead != nil && bytes.Equal(key, s.seal.key) {
+		return s.seal.aead, nil
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
@@ -106,7 +139,7 @@ func (s *Server) approvalAEAD(ctx context.Context) (cipher.AEAD, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.seal.aead = aead
+	s.seal.key, s.seal.aead = key, aead
 	return aead, nil
 }
 
@@ -166,7 +199,7 @@ func (s *Server) prepareResume(ctx context.Context, req *mcp.CallToolRequest, rr
 			rr.Clock = time.Now().UTC()
 			// The key is read before the run, not when it suspends: a run
 			// that could not seal its state would lose the calls it made.
-			if _, err := s.approvalAEAD(ctx); err != nil {
+			if _, err := s.approvalAEAD(ctx, false); err != nil {
 				s.log.Warn("mcpserver: approval key unavailable", "err", err)
 				return storeError()
 			}
@@ -220,17 +253,18 @@ func (s *Server) answerState(ctx context.Context, req *mcp.CallToolRequest, tool
 	if err != nil || len(raw) < 12+16 {
 		return nil, false, stateErrorFor(tool, "the request state is not one this server issued")
 	}
-	aead, err := s.approvalAEAD(ctx)
+	aead, err := s.approvalAEAD(ctx, true)
 	if err != nil {
 		s.log.Warn("mcpserver: approval key unavailable", "err", err)
 		return nil, false, storeError()
 	}
 	plain, err := aead.Open(nil, raw[:12], raw[12:], stateAD(principal))
 	if err != nil {
-		return nil, false, stateErrorFor(tool, "the request state is not one this server issued for this user (or it was altered)")
+		return nil, false, stateErrorFor(tool, "the request state is not one this server issued for this user, or it was altered, "+
+			"or the server's shared state was reset since it was issued")
 	}
 	var rs runState
-	if err := json.Unmarshal(plain, &rs); err != nil || rs.V != 1 || rs.Principal != principal {
+	if err := json.Unmarshal(plain, &rs); err != nil || rs.V != stateVersion || rs.Principal != principal || rs.ID == "" {
 		return nil, false, stateErrorFor(tool, "the request state is not one this server issued")
 	}
 	if time.Now().UnixMilli() >= rs.Expires {
@@ -247,43 +281,29 @@ func (s *Server) answerState(ctx context.Context, req *mcp.CallToolRequest, tool
 			Message: "the answer to the approval (input response " + approvalInputID + ") is missing",
 			Hint:    "Send the person's answer to the elicitation " + approvalInputID + " in inputResponses, with the request state."}
 	}
-	if e := s.useState(ctx, raw, rs.Expires, rs.Pending.Tool, tool); e != nil {
+	if e := s.useState(ctx, rs.ID, rs.Pending.Tool, tool); e != nil {
 		return nil, false, e
 	}
 	return &rs, approved, nil
 }
 
-// usedPrefix prefixes the store key that marks a request state used: the
-// first 16 bytes of the SHA-256 of the sealed state, in hex.
-const usedPrefix = "approval-used:"
-
-// useState records that the sealed state raw was answered, with SET NX
-// for as long as the state is valid (past that, it is refused as expired
-// anyway). A second answer, on this replica or another, is refused.
-func (s *Server) useState(ctx context.Context, raw []byte, expires int64, pending, tool string) *sandbox.Error {
-	ttl := time.Until(time.UnixMilli(expires))
-	if ttl < time.Millisecond {
-		ttl = time.Millisecond
-	}
-	sum := sha256.Sum256(raw)
-	st := s.shared
-	if st == nil {
-		s.sealOnce.Do(s.initSeal)
-		st = s.seal.used
-	}
+// useState takes the pending marker of the state id (GetDel): the first
+// answer, on any replica, gets it; a second answer does not, and neither
+// does an answer the store lost the marker of.
+func (s *Server) useState(ctx context.Context, id, pending, tool string) *sandbox.Error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
 	defer cancel()
-	fresh, err := st.SetNX(ctx, usedPrefix+hex.EncodeToString(sum[:16]), []byte{1}, ttl)
-	if err != nil {
-		s.log.Warn("mcpserver: cannot record a used request state", "err", err)
-		return storeError()
-	}
-	if !fresh {
+	_, err := s.markers().GetDel(ctx, pendingPrefix+id)
+	if errors.Is(err, store.ErrNotFound) {
 		return &sandbox.Error{Code: sandbox.EToolDenied, Tool: pending,
-			Message: "this approval was already answered: a request state is used once, so the call to " + pending +
-				" it asked about was made (or declined) at most once, by the first answer",
+			Message: "this approval was already answered, or the server no longer holds it (its shared store lost it): a request state " +
+				"is used once, so the call to " + pending + " it asked about was made (or declined) at most once, by the first answer",
 			Hint: "Do not send this request state again. To make the call again, call " + tool +
 				" again without requestState: the user is asked anew."}
+	}
+	if err != nil {
+		s.log.Warn("mcpserver: cannot take a request state's pending marker", "err", err)
+		return storeError()
 	}
 	return nil
 }
@@ -317,7 +337,7 @@ const DefaultMaxRequestStateBytes = 1 << 20
 // inputRequired is run_code's answer for a suspended run: the question for
 // the person, and the sealed state to resume from.
 func (s *Server) inputRequired(ctx context.Context, rr *bindings.RunRequest, susp *bindings.Suspension) *mcp.CallToolResult {
-	rs := runState{V: 1, Principal: rr.Principal.ID,
+	rs := runState{Principal: rr.Principal.ID,
 		Expires: time.Now().Add(s.broker.ApprovalTimeout()).UnixMilli(),
 		Program: programHash(rr.Program, rr.ModuleSHA256), Seed: rr.Seed, Log: susp.Log, Pending: susp.Pending, Run: susp.RunID}
 	if !rr.Clock.IsZero() {
@@ -334,7 +354,7 @@ func (s *Server) inputRequired(ctx context.Context, rr *bindings.RunRequest, sus
 // approval: the question, and the sealed call (tool, arguments) to make
 // once the person answers.
 func (s *Server) directInputRequired(ctx context.Context, principal bindings.Principal, name string, args json.RawMessage, susp *bindings.Suspension) *mcp.CallToolResult {
-	rs := runState{V: 1, Principal: principal.ID,
+	rs := runState{Principal: principal.ID,
 		Expires: time.Now().Add(s.broker.ApprovalTimeout()).UnixMilli(),
 		Program: callHash(name, args), Pending: susp.Pending}
 	res, e := s.sealInput(ctx, &rs, susp)
@@ -367,6 +387,7 @@ func callHash(name string, args json.RawMessage) []byte {
 // question. A state over the cap is not returned: the error says how to
 // stay under it.
 func (s *Server) sealInput(ctx context.Context, rs *runState, susp *bindings.Suspension) (*mcp.CallToolResult, *sandbox.Error) {
+	rs.V, rs.ID = stateVersion, rand.Text()
 	plain, err := json.Marshal(rs)
 	if err != nil {
 		s.log.Error("mcpserver: run state does not marshal", "err", err)
@@ -375,9 +396,18 @@ func (s *Server) sealInput(ctx context.Context, rs *runState, susp *bindings.Sus
 	if max := s.maxStateBytes(); int64(base64.RawURLEncoding.EncodedLen(12+len(plain)+16)) > max {
 		return nil, stateTooLarge(rs, max)
 	}
-	aead, err := s.approvalAEAD(ctx)
+	aead, err := s.approvalAEAD(ctx, true)
 	if err != nil {
 		s.log.Warn("mcpserver: approval key unavailable", "err", err)
+		return nil, storeError()
+	}
+	// The pending marker, before the state leaves: without it the state
+	// answers nothing.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedTimeout)
+	err = s.markers().Set(mctx, pendingPrefix+rs.ID, []byte{1}, time.Until(time.UnixMilli(rs.Expires))+time.Minute)
+	cancel()
+	if err != nil {
+		s.log.Warn("mcpserver: cannot record a request state's pending marker", "err", err)
 		return nil, storeError()
 	}
 	nonce := make([]byte, 12, 12+len(plain)+16)
