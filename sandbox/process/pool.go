@@ -104,10 +104,13 @@ type Pool struct {
 	slots chan struct{} // one token per warm or starting worker
 	sched *sched
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	fillWG  sync.WaitGroup
-	running atomic.Int32 // jobs running now
+	ctx    context.Context
+	cancel context.CancelFunc
+	fillWG sync.WaitGroup
+	// afterFunc is context.AfterFunc (a test delays what it runs: the
+	// kill a job's cancellation sets off runs on a goroutine of its own).
+	afterFunc func(context.Context, func()) func() bool
+	running   atomic.Int32 // jobs running now
 	// starting is the PID of the worker being started (0: none);
 	// wanting counts jobs waiting for a fresh worker. A start is niced
 	// only while no job waits for it.
@@ -165,13 +168,14 @@ func New(cfg Config) (*Pool, error) {
 	}
 	cfg.Env = append([]string(nil), cfg.Env...)
 	p := &Pool{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		ready:  make(chan *worker, cfg.Size),
-		slots:  make(chan struct{}, cfg.Size),
-		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
-		live:   make(map[*worker]struct{}),
-		failed: make(chan struct{}),
+		afterFunc: context.AfterFunc,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		ready:     make(chan *worker, cfg.Size),
+		slots:     make(chan struct{}, cfg.Size),
+		sched:     newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
+		live:      make(map[*worker]struct{}),
+		failed:    make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -318,6 +322,14 @@ func (p *Pool) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Host)
 	p.running.Add(1)
 	o, reusable := w.run(ctx, job, host, p.cfg.Grace)
 	p.running.Add(-1)
+	// A job whose context ended may have its worker's kill on the way (the
+	// context.AfterFunc of w.run runs on a goroutine of its own, and the
+	// outcome can arrive first): such a worker never serves another job,
+	// which it would find cancelled at once (a suspended run's worker,
+	// reused for its replay).
+	if ctx.Err() != nil {
+		reusable = false
+	}
 	if reusable && w.jobs < p.cfg.Reuse && p.ctx.Err() == nil && w.endStat() <= p.cfg.MaxRSS {
 		// Kept before the slot is passed on, so that the principal's next
 		// job finds it.
@@ -693,7 +705,7 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	defer deadline.Stop()
 	deadline.OnHold(func(held bool) { _ = w.send(kindHold, holdMsg{Held: held}) })
 	callCtx = sandbox.ContextWithWall(callCtx, deadline)
-	stop := context.AfterFunc(ctx, func() { w.kill(endCancel) })
+	stop := w.pool.afterFunc(ctx, func() { w.kill(endCancel) })
 	defer stop()
 	// The CPU limit is the supervisor's, per job: a worker's own RLIMIT_CPU
 	// spans all the jobs it serves and is only the backstop. A reused
