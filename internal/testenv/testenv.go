@@ -216,3 +216,19 @@ func NPMInstall(t testing.TB, dir string, installed func() bool, args ...string)
 		t.Fatal(err)
 	}
 }
+
+// Workload returns the text of a standard workload's file under examples/
+// (say "expense/program.js"), so that tests and benchmarks run the
+// programs the demos run rather than copies of them.
+func Workload(tb testing.TB, name string) string {
+	tb.Helper()
+	root, err := Root()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", filepath.FromSlash(name)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
