@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/store"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // DefaultPinFile is where sandcall keeps the pins of upstream tool
@@ -98,7 +99,7 @@ type pinEntry struct {
 
 // fileStamp tells whether a file changed since it was read. Size and time
 // alone miss a rewrite within one tick of a coarse clock, so the file's
-// identity counts too: every write replaces the file (WriteFileAtomic).
+// identity counts too: every write replaces the file (projfile.WriteAtomic).
 type fileStamp struct {
 	size    int64
 	modTime time.Time
@@ -522,7 +523,7 @@ func writePinFile(path string, m map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := projfile.WriteAtomic(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("%w: %v", ErrPinFile, err)
 	}
 	return nil
@@ -540,49 +541,4 @@ func readPinEntries(path string) (map[string]pinEntry, bool, error) {
 		return nil, false, err
 	}
 	return pf.Tools, true, nil
-}
-
-// WriteFileAtomic replaces path with data: it writes a temporary file in
-// the same directory, syncs it, gives it mode perm and renames it over
-// path, then syncs the directory, so that a reader (or a crash) sees the
-// old file or the new one, never a part. A symbolic link at path is
-// followed: its target is replaced.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
