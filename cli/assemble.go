@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sandcall/sandcall/bindings"
+	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/upstream"
@@ -75,8 +77,9 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 		// once and tools appear (list_changed) as their servers come up;
 		// run starts only the servers its program names (c.needs).
 		set = upstream.Attach(ctx, cat, upstream.Options{Config: c.upstreamConfig(), Logger: log, Pins: pins,
-			Trusted: serverTrust(c.trustProject, "."), Background: mode == live && !c.oneShot, Want: c.needs,
+			Trust: c.serverTrust(), Root: c.root(), Background: mode == live && !c.oneShot, Want: c.needs,
 			Env: c.passEnv(), Audit: bc.Audit})
+		c.upstream = set
 		c.closers = append(c.closers, set.Close)
 	}
 	bc.Catalog = cat
@@ -84,9 +87,8 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 	if err != nil {
 		return nil, nil, err
 	}
-	if set != nil {
-		broker.SetUnavailable(disabledUpstream(set))
-	}
+	broker.SetUnavailable(c.unavailable(set))
+	broker.SetPending(c.pending(set))
 	// search_tools and describe_tools (DESIGN.md §3). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
 	if err := bindings.AddDiscovery(broker); err != nil {
@@ -106,35 +108,115 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 	return broker, set, nil
 }
 
-// disabledUpstream tells the broker why a call names an upstream tool that
-// set disabled (its definition changed since it was approved), and how an
-// operator re-enables it.
-func disabledUpstream(set *upstream.Set) func(string) (bindings.Unavailability, bool) {
+// unavailable tells the broker why a called name the catalog lacks is not
+// callable, when a source knows: an upstream tool disabled because its
+// definition changed since it was approved; a tool of a server that is
+// not up (failed, not trusted, disabled, invalid, sandcall itself, not
+// started by `run`); a script not trusted (new, or changed since it was
+// trusted). A known server's tool is never said not to exist.
+func (c *common) unavailable(set *upstream.Set) func(string) (bindings.Unavailability, bool) {
 	return func(name string) (bindings.Unavailability, bool) {
-		srv, ok := set.Disabled()[name]
-		if !ok {
-			return bindings.Unavailability{}, false
+		if set != nil {
+			if srv, ok := set.Disabled()[name]; ok {
+				return bindings.Unavailability{
+					Message: fmt.Sprintf("tool %s of server %q is disabled: its definition changed since it was approved", name, srv),
+					Hint: "A person re-enables it after reviewing the change with `sandcall tools approve " + name +
+						"`; until then tell the user, or use another tool.",
+					Rule: "upstream.pin_changed",
+				}, true
+			}
+			if srv, ok := set.ServerOf(name); ok {
+				if st, _ := set.Status(srv); st.State != upstream.StateUp {
+					return serverUnavailable(name, st), true
+				}
+			}
 		}
-		return bindings.Unavailability{
-			Message: fmt.Sprintf("tool %s of server %q is disabled: its definition changed since it was approved", name, srv),
-			Hint: "A person re-enables it after reviewing the change with `sandcall tools approve " + name +
-				"`; until then tell the user, or use another tool.",
-			Rule: "upstream.pin_changed",
-		}, true
+		if c.localSet != nil {
+			if why, ok := c.localSet.Unavailable(name); ok {
+				return bindings.Unavailability{Message: fmt.Sprintf("tool %s is not available: %s", name, why),
+					Hint: local.UntrustedHint, Rule: "local.untrusted"}, true
+			}
+		}
+		return bindings.Unavailability{}, false
 	}
 }
 
-// catalogFlags registers the flags that choose the catalog of a read-only
-// command (--demo, --demo-inbox, --tools-dir, --policy, --config,
-// --trust-project) on fs.
+// serverUnavailable is why the tool name of a server that is not up cannot
+// be called, and what can be done about it.
+func serverUnavailable(name string, st upstream.Status) bindings.Unavailability {
+	u := bindings.Unavailability{Message: fmt.Sprintf("tool %s is not available: %s", name, st.Line()), Rule: "upstream." + strings.ReplaceAll(string(st.State), " ", "_")}
+	switch st.State {
+	case upstream.StateStarting:
+		u.Code, u.Hint = sandbox.EToolFailed, "Try the call again in a moment."
+	case upstream.StateFailed:
+		u.Code, u.Hint = sandbox.EToolFailed, fmt.Sprintf("Tell the user the server could not start and why; 'sandcall servers test %s' shows its error. sandcall keeps retrying it.", st.Server)
+	case upstream.StateUntrusted:
+		u.Hint = "A person reviews the server's definition, then runs 'sandcall servers trust' in the project; until then, tell the user or use another tool."
+	case upstream.StateDisabled:
+		u.Hint = fmt.Sprintf("A person enables it with 'sandcall servers enable %s' (it starts at the next start of sandcall); until then, use another tool.", st.Server)
+	case upstream.StateInvalid:
+		u.Code, u.Hint = sandbox.EToolFailed, "Tell the user the server's definition needs fixing ('sandcall servers list' shows the error)."
+	case upstream.StateSelf:
+		u.Hint = "This sandcall runs your program: call the tools it lists directly, in this program, instead of a nested run_code."
+	case upstream.StateNotStarted:
+		u.Code, u.Hint = sandbox.EToolFailed, fmt.Sprintf("Write the tool's name in the program (tools.%s) so that sandcall run starts its server.", name)
+	}
+	return u
+}
+
+// pending makes a call to a name the catalog lacks wait while its source
+// catches up: a script created or trusted since the directory was last
+// read is read now; a tool of a server still starting waits for it
+// (bounded by the server's start timeout and the call's context).
+func (c *common) pending(set *upstream.Set) func(context.Context, string) bool {
+	return func(ctx context.Context, name string) bool {
+		if c.localSet != nil && c.localSet.Pending(name) {
+			return true
+		}
+		if set == nil {
+			return false
+		}
+		srv, ok := set.ServerOf(name)
+		if !ok {
+			return false
+		}
+		if st, _ := set.Status(srv); st.State != upstream.StateStarting {
+			return false
+		}
+		set.Wait(ctx, srv)
+		return true
+	}
+}
+
+// catalogFlags registers the flags that say where a command finds its
+// tools and its configuration on fs: the same for every command that reads
+// them (serve, run, tools, policy, servers), so that each answers what the
+// server does.
 func (c *common) catalogFlags(fs *flag.FlagSet, policyUsage string) {
-	fs.BoolVar(&c.demo, "demo", false, "include the embedded demo toolsets")
-	fs.StringVar(&c.demoInbox, "demo-inbox", "", "include the support-inbox demo tools: clean or injected (see 'sandcall demo inbox')")
-	fs.StringVar(&c.toolsDir, "tools-dir", "", "local tools directory (default: "+local.DefaultDir+" in the working directory, if present)")
+	fs.StringVar(&c.config, "config", "", "the operator's config file (default: "+defaultConfigFile+" in the working directory, "+
+		"whose keys that run code, send data elsewhere or pass secrets need 'sandcall servers trust'); its policy applies")
 	fs.StringVar(&c.policy, "policy", "", policyUsage)
-	fs.StringVar(&c.config, "config", "", "config file (default: "+defaultConfigFile+" in the working directory, if present); its policy applies")
+	fs.BoolVar(&c.demo, "demo", false, "include the embedded demo toolsets (the expense tools and ping)")
+	fs.StringVar(&c.demoInbox, "demo-inbox", "", "include the support-inbox demo tools (information flow; see 'sandcall demo inbox'): "+
+		"clean, or injected (one message carries a prompt injection)")
+	fs.StringVar(&c.toolsDir, "tools-dir", "",
+		"the operator's directory of local script tools (default: the project's "+local.DefaultDir+", whose scripts need 'sandcall servers trust'); reloaded when it changes")
+	fs.Var(&c.mcpFiles, "mcp-config", "read upstream MCP servers from FILE only (repeatable), not from the project's .mcp.json and friends: "+
+		"a file only sandcall reads, when the client's config lists sandcall itself")
+	fs.Var(&c.envPass, "env", "pass the variable NAME of this environment to local script tools and stdio upstream servers "+
+		"(repeatable; adds to env_passthrough in the config file)")
 	fs.BoolVar(&c.trustProject, "trust-project", false,
-		"use the project's MCP servers and "+local.DefaultDir+" scripts without 'sandcall servers trust', as serve and run do with it")
+		"use the project's MCP servers, "+local.DefaultDir+" scripts and sandcall.yaml as they are, without 'sandcall servers trust' (CI, a checkout you own)")
+}
+
+// serverTrust is the upstream servers' trust check: nil (every server may
+// start) with --trust-project.
+func (c *common) serverTrust() func(upstream.Entry) error {
+	if c.trustProject {
+		return nil
+	}
+	c.setupTrust()
+	return c.pt.server
 }
 
 // snapshotBroker assembles the catalog for a read-only command whose flags

@@ -183,7 +183,14 @@ func kill(cmd *exec.Cmd) {
 // server's log.
 func stdioSession(t *testing.T, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
 	t.Helper()
+	return stdioSessionIn(t, "", args...)
+}
+
+// stdioSessionIn is stdioSession with the server started in dir.
+func stdioSessionIn(t *testing.T, dir string, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	stderr = new(sandboxtest.Buffer)
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

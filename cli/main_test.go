@@ -14,8 +14,10 @@ import (
 )
 
 // bin is the sandcall binary built once by TestMain; the tests run it as a
-// user or an MCP client would.
-var bin string
+// user or an MCP client would. demoBin is a copy of it under another name,
+// for tests that use `serve --demo` as an upstream server: an entry that
+// runs sandcall itself (bin) is never started as one.
+var bin, demoBin string
 
 func TestMain(m *testing.M) {
 	// The red-team test's canary, set once for the whole binary rather than
@@ -46,6 +48,22 @@ func buildAndRun(m *testing.M) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
 		return 1
+	}
+	demoBin = filepath.Join(dir, "demo-server")
+	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(demoBin, b, 0o755) != nil {
+		fmt.Fprintf(os.Stderr, "copying sandcall: %v\n", err)
+		return 1
+	}
+	// Trust records and the user's own config live in the test's
+	// directories, never the developer's: every binary the tests start
+	// inherits these.
+	for _, v := range []string{"XDG_STATE_HOME", "XDG_CONFIG_HOME"} {
+		d := filepath.Join(dir, strings.ToLower(v))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.Setenv(v, d)
 	}
 	return m.Run()
 }

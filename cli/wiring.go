@@ -27,6 +27,7 @@ import (
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // common holds the flags shared by serve and run.
@@ -59,8 +60,10 @@ type common struct {
 	// the program names).
 	needs func(server string) bool
 
-	envPass  multiFlag // --env NAME
-	mcpFiles multiFlag // --mcp-config FILE
+	envPass     multiFlag // --env NAME
+	mcpFiles    multiFlag // --mcp-config FILE: read these MCP configs only
+	configFiles multiFlag // servers --config-file FILE: read these before the project's
+	rootDir     string    // servers --root: the project root ("" is the working directory)
 
 	toolsDir     string
 	trustProject bool // --trust-project: the project's servers and scripts run untrusted (trust.go)
@@ -68,16 +71,23 @@ type common struct {
 	localSet     *local.Set
 	localFinds   []local.Finding // what loading the directory found (skipped files too)
 
+	upstream *upstream.Set // the upstream servers assemble attached
+	pt       *projectTrust // the project's trust (trust.go), opened by loadConfig
+	warns    *warnOnce     // warnings for the person running the command, each once
+	adopted  []string      // MCP configs a sandcall entry of the project reads (precedence.go)
+	adoptOK  bool          // adopted is computed
+	stderrTo io.Writer     // where warnings go; nil is os.Stderr
+
 	cfg     *fileConfig        // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
 	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()
 }
 
+// register registers the flags of serve and run: every source flag
+// (catalogFlags) and those of running programs.
 func (c *common) register(fs *flag.FlagSet) {
-	fs.BoolVar(&c.demo, "demo", false, "enable the embedded demo toolsets (the expense tools and ping)")
-	fs.StringVar(&c.demoInbox, "demo-inbox", "", "enable the support-inbox demo tools (information flow; see 'sandcall demo inbox'): "+
-		"clean, or injected (one message carries a prompt injection)")
+	c.catalogFlags(fs, "policy file (see 'sandcall policy'); reloaded when it changes or on SIGHUP. Default: destructive tools direct-only, everything else both")
 	fs.StringVar(&c.isolation, "isolation", "process",
 		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
@@ -87,8 +97,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
-	c.registerPolicy(fs)
-	c.registerTools(fs)
+	fs.StringVar(&c.audit, "audit", "", "write audit records (JSON Lines, one per run and per attempted call) to this file, or - for stderr")
+	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
 }
 
 // registerPolicy registers --policy, --config and --audit (demo has its
@@ -103,6 +113,7 @@ func (c *common) registerPolicy(fs *flag.FlagSet) {
 // loadConfig reads the config file and fills in every flag the command
 // line did not set. It returns a message for the user on an error.
 func (c *common) loadConfig(fs *flag.FlagSet) string {
+	c.setupTrust()
 	cfg, err := loadConfig(c.config)
 	if err != nil {
 		return err.Error()
@@ -126,6 +137,37 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 		c.reuse = cfg.Pool.WorkerReuse
 	}
 	return ""
+}
+
+// stderr is where the command's warnings go.
+func (c *common) stderr() io.Writer {
+	if c.stderrTo != nil {
+		return c.stderrTo
+	}
+	return os.Stderr
+}
+
+// warn tells the person running the command, once.
+func (c *common) warn(msg string) {
+	if c.warns == nil {
+		c.warns = &warnOnce{w: c.stderr()}
+	}
+	c.warns.warn(msg)
+}
+
+// setupTrust opens the project's trust, once.
+func (c *common) setupTrust() {
+	if c.pt == nil {
+		c.pt = openProjectTrust(c.root(), c.trustProject, append(append([]string(nil), c.mcpFiles...), c.configFiles...), c.warn)
+	}
+}
+
+// root is the project root: the working directory, or servers --root.
+func (c *common) root() string {
+	if c.rootDir != "" {
+		return c.rootDir
+	}
+	return "."
 }
 
 // auditLogger opens the audit destination: nil when none is configured.

@@ -177,16 +177,30 @@ func Within(root, p string) bool {
 }
 
 // Rel is path relative to root, with forward slashes, when it lies inside
-// root (both made absolute, links not resolved); else path itself, clean.
+// root (both made absolute; if not inside as written, with the links of
+// root and of path's directory resolved); else path itself, clean.
 func Rel(root, path string) string {
 	ar, err1 := filepath.Abs(root)
 	ap, err2 := filepath.Abs(path)
-	if err1 == nil && err2 == nil && Within(ar, ap) {
+	if err1 != nil || err2 != nil {
+		return filepath.ToSlash(filepath.Clean(path))
+	}
+	if Within(ar, ap) {
 		if r, err := filepath.Rel(ar, ap); err == nil {
 			return filepath.ToSlash(r)
 		}
 	}
-	return filepath.ToSlash(filepath.Clean(path))
+	cr, err1 := filepath.EvalSymlinks(ar)
+	cd, err2 := filepath.EvalSymlinks(filepath.Dir(ap))
+	if err1 == nil && err2 == nil {
+		cp := filepath.Join(cd, filepath.Base(ap))
+		if Within(cr, cp) {
+			if r, err := filepath.Rel(cr, cp); err == nil {
+				return filepath.ToSlash(r)
+			}
+		}
+	}
+	return filepath.ToSlash(filepath.Clean(ap))
 }
 
 // WriteAtomic replaces path with data: it writes a temporary file in the

@@ -25,9 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,7 +98,7 @@ func (s Server) Changes(old Server) []string {
 
 func fileChanges(now, old map[string]string) []string {
 	var out []string
-	for _, f := range sortedKeys(now) {
+	for _, f := range slices.Sorted(maps.Keys(now)) {
 		h, had := old[f]
 		switch {
 		case !had:
@@ -106,7 +107,7 @@ func fileChanges(now, old map[string]string) []string {
 			out = append(out, f+" changed")
 		}
 	}
-	for _, f := range sortedKeys(old) {
+	for _, f := range slices.Sorted(maps.Keys(old)) {
 		if _, ok := now[f]; !ok {
 			out = append(out, "it no longer names "+f)
 		}
@@ -352,15 +353,6 @@ func (p *Project) Configs() map[string]Config {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // ServerKey is the key of a server's pin: its config file, relative to

@@ -36,7 +36,9 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "sandcall")
+	// Not named sandcall: a program of that name is sandcall itself (IsSelf)
+	// and never started as an upstream.
+	bin = filepath.Join(dir, "demo-server")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sandcall/sandcall/cmd/sandcall").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building sandcall: %v\n%s", err, out)
 		return 1
