@@ -38,7 +38,10 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, fs, "missing subcommand: list, test NAME, trust, enable NAME or disable NAME")
 	}
 	c.stderrTo = e.stderr
-	c.setupTrust()
+	if msg := c.loadConfig(fs); msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall servers: %s\n", msg)
+		return exitUsage
+	}
 	cfg := upstream.Load(c.upstreamConfig())
 	switch pos[0] {
 	case "list":

@@ -250,7 +250,7 @@ func toolsList(e *env, args []string) int {
 				Status: fmt.Sprintf("skipped: name clash: server %s has a tool of the same name and is used (the server whose name sorts first)", cl.Winner)})
 		}
 	}
-	p := c.cfg.principal()
+	p := principalOf(c.cfg)
 	exposed := map[tools.Caller]map[string]bool{}
 	for _, cl := range []tools.Caller{tools.Direct, tools.Code} {
 		exposed[cl] = map[string]bool{}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandcall/sandcall/cli/config"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/projfile"
 	"github.com/sandcall/sandcall/tools/trust"
@@ -116,6 +117,20 @@ func (pt *projectTrust) script(path, sum string) error {
 		return fmt.Errorf("the script %s is not trusted: this project (%s) was never trusted", rel, pt.p.Root)
 	}
 	return fmt.Errorf("the script %s is new since the project was trusted; it does not run until trusted", rel)
+}
+
+// config reports whether the keys that need trust of the project's config
+// file rel, whose values hash to hash, were trusted (config.Options.Trusted).
+func (pt *projectTrust) config(rel, hash string) bool {
+	if pt.all {
+		return true
+	}
+	if pt.p == nil {
+		return false
+	}
+	_ = pt.p.Reload()
+	cp, ok := pt.p.Config(rel)
+	return ok && cp.Hash == hash
 }
 
 // projectScripts hashes the scripts of the project's tools directory:
@@ -303,7 +318,47 @@ func (o *warnOnce) warn(msg string) {
 	fmt.Fprintf(o.w, "warning: %s\n", msg)
 }
 
-// planConfigTrust adds the project config files' keys that need trust to
-// plan: none yet (sandcall.yaml is read as before until it is split into
-// what needs trust).
-func (c *common) planConfigTrust(plan *trustPlan) {}
+// planConfigTrust adds to plan the keys of the project's sandcall.yaml
+// that need trust (store, tracing, env_passthrough, audit, principal,
+// auth), as written, and how they differ from what was trusted.
+func (c *common) planConfigTrust(plan *trustPlan) {
+	keys, rel, err := config.ProjectKeys(c.root())
+	if err != nil {
+		plan.lines = append(plan.lines, fmt.Sprintf("ERROR    %v", err))
+		plan.failed = true
+		return
+	}
+	old, had := c.pt.p.Config(rel)
+	if len(keys) == 0 {
+		if had && rel != "" {
+			plan.lines = append(plan.lines, "dropped  "+rel+": it no longer sets a key that needs trust")
+		}
+		return
+	}
+	cp := trust.Config{Hash: trust.ConfigHash(keys), Keys: map[string]string{}}
+	shownChange := false
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		cp.Keys[k] = config.Shown(keys[k])
+		was, seen := old.Keys[k]
+		switch {
+		case !had || !seen:
+			plan.lines = append(plan.lines, fmt.Sprintf("new      %s: %s: %s", rel, k, cp.Keys[k]))
+			shownChange = true
+		case was != cp.Keys[k]:
+			plan.lines = append(plan.lines, fmt.Sprintf("changed  %s: %s: %s (was %s)", rel, k, cp.Keys[k], was))
+			shownChange = true
+		default:
+			plan.lines = append(plan.lines, fmt.Sprintf("same     %s: %s: %s", rel, k, cp.Keys[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(old.Keys)) {
+		if _, ok := keys[k]; !ok {
+			plan.lines = append(plan.lines, fmt.Sprintf("dropped  %s: %s: no longer set", rel, k))
+			shownChange = true
+		}
+	}
+	if had && old.Hash != cp.Hash && !shownChange {
+		plan.lines = append(plan.lines, fmt.Sprintf("changed  %s: a hidden value (a header, a token hash) changed", rel))
+	}
+	plan.configs[rel] = cp
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/cli/config"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/inbox"
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
@@ -27,6 +30,7 @@ import (
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/projfile"
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
@@ -78,7 +82,7 @@ type common struct {
 	adoptOK  bool          // adopted is computed
 	stderrTo io.Writer     // where warnings go; nil is os.Stderr
 
-	cfg     *fileConfig        // loaded by loadConfig
+	cfg     *config.File       // loaded by loadConfig
 	metrics *mcpserver.Metrics // set by serve over HTTP
 	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()
@@ -114,21 +118,40 @@ func (c *common) registerPolicy(fs *flag.FlagSet) {
 // line did not set. It returns a message for the user on an error.
 func (c *common) loadConfig(fs *flag.FlagSet) string {
 	c.setupTrust()
-	cfg, err := loadConfig(c.config)
+	var trusted func(rel, hash string) bool
+	if !c.trustProject {
+		trusted = c.pt.config
+	}
+	l, err := config.Load(config.Options{Explicit: c.config, Root: c.root(), Trusted: trusted})
 	if err != nil {
 		return err.Error()
 	}
+	if len(l.Ignored) > 0 {
+		c.warn(ignoredKeysMessage(l))
+	}
+	cfg := l.File
 	c.cfg = cfg
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["policy"] && cfg.Policy != "" {
-		c.policy = cfg.path(cfg.Policy)
+		c.policy = cfg.Policy
+		if l.ProjectPolicy {
+			if _, inside, err := projfile.Inside(c.root(), c.policy); err == nil && !inside {
+				return fmt.Sprintf("%s: policy %s: %v", l.ProjectRel, c.policy, projfile.ErrOutside)
+			}
+		}
+	}
+	if c.policy != "" {
+		// Bounded, and never a device or a FIFO, which would block.
+		if _, err := projfile.Read(c.policy, policy.MaxFileBytes, ""); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "policy " + err.Error()
+		}
 	}
 	if !set["audit"] && cfg.Audit != "" {
-		c.audit = cfg.path(cfg.Audit)
+		c.audit = cfg.Audit
 	}
-	if !set["timeout"] && cfg.timeout > 0 {
-		c.timeout = cfg.timeout
+	if t := cfg.Limits.TimeoutDuration(); !set["timeout"] && t > 0 {
+		c.timeout = t
 	}
 	if !set["workers"] && cfg.Workers > 0 {
 		c.workers = cfg.Workers
@@ -305,7 +328,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	limits := c.runLimits()
 	if cfg := c.cfg; cfg != nil {
-		bc.ApprovalTimeout = cfg.approval
+		bc.ApprovalTimeout = cfg.Limits.ApprovalTimeoutDuration()
 	}
 	broker, _, err := assemble(ts, c, live, bc, log)
 	if err != nil {
@@ -413,7 +436,7 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 	if c.oneShot {
 		size = 1
 	}
-	var pc poolConfig
+	var pc config.Pool
 	if c.cfg != nil {
 		pc = c.cfg.Pool
 	}
@@ -423,7 +446,7 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		Reuse:        reuse,
 		MaxRunning:   pc.MaxRunning,
 		Queue:        pc.Queue,
-		QueueTimeout: pc.queueTimeout,
+		QueueTimeout: pc.QueueTimeoutDuration(),
 		MaxRSS:       int64(pc.MaxWorkerRSSMB) << 20,
 		NoRefill:     c.oneShot,
 		MemoryBytes:  limits.MemoryBytes,

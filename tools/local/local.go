@@ -358,7 +358,12 @@ func (s *Set) scan(old map[string]entry) map[string]entry {
 			continue
 		}
 		fi, err := os.Stat(filepath.Join(s.cfg.Dir, name)) // follows links
-		if err != nil || !fi.Mode().IsRegular() {
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if !fi.Mode().IsRegular() { // a device, FIFO or socket: never opened
+			out[name] = entry{stamp: stampOf(fi), find: Finding{File: name, Error: true,
+				Reason: "not a regular file (a device, FIFO or socket): not read"}}
 			continue
 		}
 		st := stampOf(fi)

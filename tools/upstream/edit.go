@@ -26,7 +26,7 @@ func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	data, err := os.ReadFile(e.Source)
+	data, err := projfile.Read(e.Source, maxConfigBytes, "")
 	if err != nil {
 		return false, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -155,26 +154,20 @@ func (p *Pins) init() {
 // readPinFile returns the pins of the file at path (none if it does not
 // exist) and its stamp.
 func readPinFile(path string) (map[string]string, fileStamp, error) {
-	f, err := os.Open(path)
+	// Bounded, and never a device or a FIFO (a pin file in a checkout may
+	// be a link to /dev/zero).
+	data, err := projfile.Read(path, maxPinFileBytes, "")
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, fileStamp{}, nil
 	}
 	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
+		return nil, fileStamp{}, fmt.Errorf("%w: %v", ErrPinFile, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxPinFileBytes+1)); err != nil {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
-	}
-	if buf.Len() > maxPinFileBytes {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: larger than %d bytes", ErrPinFile, path, maxPinFileBytes)
-	}
-	m, err := parsePins(buf.Bytes())
+	m, err := parsePins(data)
 	if err != nil {
 		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v; fix it or restore it from a backup (deleting it trusts every current upstream tool definition again)", ErrPinFile, path, err)
 	}
@@ -532,7 +525,7 @@ func writePinFile(path string, m map[string]string) error {
 // readPinEntries returns the raw entries of a pin file, to keep the times
 // of unchanged pins.
 func readPinEntries(path string) (map[string]pinEntry, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := projfile.Read(path, maxPinFileBytes, "")
 	if err != nil {
 		return nil, false, err
 	}
