@@ -48,6 +48,7 @@ type known struct {
 	names   map[string]bool
 	why     func(name string) (Unavailability, bool)
 	pending func(ctx context.Context, name string) bool
+	notes   func() []string
 }
 
 // watchNames records the catalog's names now and after every change.
@@ -90,6 +91,27 @@ func (b *Broker) SetPending(f func(ctx context.Context, name string) bool) {
 	b.known.mu.Lock()
 	b.known.pending = f
 	b.known.mu.Unlock()
+}
+
+// SetNotes registers f, which says, one sentence each, which tool sources
+// are not available now (an upstream server still starting, failed, or
+// not trusted): search_tools adds them to its hint, so that a model that
+// finds nothing knows why. A nil f removes it.
+func (b *Broker) SetNotes(f func() []string) {
+	b.known.mu.Lock()
+	b.known.notes = f
+	b.known.mu.Unlock()
+}
+
+// sourceNotes asks the notes hook.
+func (b *Broker) sourceNotes() []string {
+	b.known.mu.Lock()
+	f := b.known.notes
+	b.known.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // waitPending asks the pending hook about name.

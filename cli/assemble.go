@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
@@ -89,6 +91,9 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 	}
 	broker.SetUnavailable(c.unavailable(set))
 	broker.SetPending(c.pending(set))
+	if set != nil {
+		broker.SetNotes(func() []string { return serverNotes(set) })
+	}
 	// search_tools and describe_tools (DESIGN.md §3). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
 	if err := bindings.AddDiscovery(broker); err != nil {
@@ -164,6 +169,41 @@ func serverUnavailable(name string, st upstream.Status) bindings.Unavailability 
 	return u
 }
 
+// serverNotes says which configured servers are not up, and why, one
+// sentence each (for search_tools' hint). Disabled servers and sandcall
+// itself are left out: nothing is missing that anyone expects.
+func serverNotes(set *upstream.Set) []string {
+	var out []string
+	for _, st := range set.Statuses() {
+		switch st.State {
+		case upstream.StateStarting, upstream.StateFailed, upstream.StateUntrusted, upstream.StateInvalid:
+			out = append(out, st.Line())
+		}
+	}
+	return out
+}
+
+// serverRow is the status a `tools list` row gives a server that is not
+// up.
+func serverRow(st upstream.Status) string {
+	cause := oneLine(st.Cause)
+	switch st.State {
+	case upstream.StateStarting:
+		return "server still starting"
+	case upstream.StateFailed:
+		return "server failed to start: " + cause
+	case upstream.StateUntrusted:
+		return "server not trusted (" + cause + "): run 'sandcall servers trust' after reviewing it"
+	case upstream.StateDisabled:
+		return "server disabled (\"enabled\": false in " + st.Source + ")"
+	case upstream.StateInvalid:
+		return "server invalid: " + cause
+	case upstream.StateSelf:
+		return "sandcall itself: never started (its tools are this sandcall's)"
+	}
+	return "server " + string(st.State) + ": " + cause
+}
+
 // pending makes a call to a name the catalog lacks wait while its source
 // catches up: a script created or trusted since the directory was last
 // read is read now; a tool of a server still starting waits for it
@@ -185,6 +225,66 @@ func (c *common) pending(set *upstream.Set) func(context.Context, string) bool {
 		}
 		set.Wait(ctx, srv)
 		return true
+	}
+}
+
+// listWait bounds how long tools/list waits for upstream servers still
+// starting: long enough for an npx server with a cold cache (about 5 s),
+// short enough that a hung server (its own timeout may be minutes) does
+// not hold every client's tool list.
+const listWait = 15 * time.Second
+
+// waitForSources makes the MCP server answer what a client asks as the
+// catalog will be, not as it is while upstream servers start in the
+// background: tools/list waits until every server's first attempt is over
+// (at most listWait), and tools/call of a name the catalog lacks waits for
+// its source (a server starting, bounded by its start timeout; a script
+// just added); the tool list is then synced (refresh). So a one-shot
+// client — which initializes, lists, calls and exits — reaches upstream
+// tools. initialize is still answered at once, and a server that comes up
+// later reaches clients as notifications/tools/list_changed.
+func (c *common) waitForSources(cat *tools.Catalog, refresh func() error) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				if set := c.upstream; set != nil {
+					wait := time.NewTimer(listWait)
+					select {
+					case <-set.Ready():
+					case <-wait.C:
+					case <-ctx.Done():
+					}
+					wait.Stop()
+					_ = refresh()
+				}
+			case "tools/call":
+				p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+				if !ok || p == nil {
+					break
+				}
+				if _, _, known := cat.Resolve(p.Name); known {
+					break
+				}
+				if c.pending(c.upstream)(ctx, p.Name) {
+					_ = refresh()
+				}
+				if _, _, known := cat.Resolve(p.Name); known {
+					break
+				}
+				// A known source's tool that is not available: say why, as
+				// a program's call would, rather than "unknown tool".
+				if u, ok := c.unavailable(c.upstream)(p.Name); ok {
+					code := u.Code
+					if code == "" {
+						code = sandbox.EToolDenied
+					}
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+						Text: fmt.Sprintf("%s: %s\nhint: %s", code, u.Message, u.Hint)}}}, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
 	}
 }
 

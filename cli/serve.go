@@ -97,6 +97,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if tp != nil {
 		srv.MCP().AddReceivingMiddleware(mcpserver.TraceMiddleware(tp, nil))
 	}
+	srv.MCP().AddReceivingMiddleware(c.waitForSources(runner.Broker().Catalog(), srv.Refresh))
 	// A reloaded .agents/tools script, a changed upstream tool list or a
 	// reloaded policy reaches connected clients as
 	// notifications/tools/list_changed.

@@ -14,6 +14,7 @@ import (
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 const toolsUsage = `Usage: sandcall tools check [--tools-dir D]
@@ -244,6 +245,11 @@ func toolsList(e *env, args []string) int {
 		}
 		for name, server := range set.Disabled() {
 			rows = append(rows, toolRow{Name: name, Source: server, Callers: []string{}, Status: disabledStatus(name)})
+		}
+		for _, st := range set.Statuses() {
+			if st.State != upstream.StateUp && st.State != upstream.StateNotStarted {
+				rows = append(rows, toolRow{Name: upstream.ToolPrefix(st.Server) + "*", Source: st.Server, Callers: []string{}, Status: serverRow(st)})
+			}
 		}
 		for _, cl := range set.Clashes() {
 			rows = append(rows, toolRow{Name: cl.Tool, Source: cl.Loser, Callers: []string{},

@@ -319,8 +319,8 @@ func (o *warnOnce) warn(msg string) {
 }
 
 // planConfigTrust adds to plan the keys of the project's sandcall.yaml
-// that need trust (store, tracing, env_passthrough, audit, principal,
-// auth), as written, and how they differ from what was trusted.
+// that need trust (store, tracing, env_passthrough, audit, principal, auth,
+// workers, pool), as written, and how they differ from what was trusted.
 func (c *common) planConfigTrust(plan *trustPlan) {
 	keys, rel, err := config.ProjectKeys(c.root())
 	if err != nil {

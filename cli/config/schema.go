@@ -36,10 +36,13 @@ type File struct {
 	Auth Auth `yaml:"auth" project:"trust"`
 	// Limits are the operator's ceilings; a request may only lower them.
 	Limits Limits `yaml:"limits" project:"free"`
-	// Workers is the size of the worker pool (--workers).
-	Workers int `yaml:"workers" project:"free"`
-	// Pool is the process tier's capacity.
-	Pool Pool `yaml:"pool" project:"free"`
+	// Workers is the size of the worker pool (--workers). How many
+	// processes the machine runs is the operator's: a project's
+	// `workers: 100000` would be a fork bomb; needs trust.
+	Workers int `yaml:"workers" project:"trust"`
+	// Pool is the process tier's capacity: the operator's, as workers;
+	// needs trust.
+	Pool Pool `yaml:"pool" project:"trust"`
 	// ListThreshold is how many tools run_code's description lists and
 	// serve exposes as MCP tools before it names families and points to
 	// search_tools instead (mcpserver.Config.ListThreshold). If absent, 30;

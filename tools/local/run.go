@@ -100,10 +100,11 @@ func (s *script) call(ctx context.Context, args json.RawMessage) (json.RawMessag
 		if code < 0 {
 			msg = "the script was killed by a signal"
 		}
-		if e := strings.TrimSpace(stderr.text()); e != "" {
+		e := strings.TrimSpace(stderr.text())
+		if e != "" {
 			msg += ": " + e
 		}
-		return nil, tools.Failed(msg, "")
+		return nil, tools.Failed(msg, unsetVarHint(e, s.cfg.Env))
 	}
 	if werr != nil && !errors.Is(werr, exec.ErrWaitDelay) {
 		return nil, tools.Failed("the script failed: "+werr.Error(), "")
