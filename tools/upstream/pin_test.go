@@ -127,3 +127,24 @@ func TestCodeFilesData(t *testing.T) {
 		t.Error("codeExts")
 	}
 }
+
+// TestWhatRuns: what a person reads before trusting a server names the
+// variables and headers it sets, its envFile and its !commands.
+func TestWhatRuns(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, ".env"), "A=1\n")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"s": map[string]any{"command": "npx", "args": []string{"-y", "x"}, "env": map[string]any{"TOKEN": "${HOME}"}, "envFile": "${workspaceFolder}/.env"},
+		"h": map[string]any{"url": "https://mcp.example/mcp", "headers": map[string]any{"Authorization": "!gh auth token"}},
+	}})
+	writeFile(t, filepath.Join(root, ".mcp.json"), string(b))
+	cfg := Load(LoadConfig{Root: root})
+	h, _ := cfg.Lookup("h")
+	s, _ := cfg.Lookup("s")
+	if got := WhatRuns(h.Server); got != "connects to https://mcp.example/mcp sending headers Authorization; runs gh auth token for headers.Authorization" {
+		t.Errorf("WhatRuns(h) = %q", got)
+	}
+	if got := WhatRuns(s.Server); !strings.HasPrefix(got, "runs npx -y x with env A, TOKEN (env from ") {
+		t.Errorf("WhatRuns(s) = %q", got)
+	}
+}

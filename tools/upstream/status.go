@@ -96,7 +96,10 @@ func (s *Set) classify(e Entry, want func(string) bool) *serverStatus {
 		st.State = StateDisabled
 	case IsSelf(e.Server, "", s.root):
 		st.State = StateSelf
-		if wanted {
+		// An entry that runs sandcall with --mcp-config is the
+		// recommended layout (the client starts sandcall, which reads its
+		// own file): nothing to warn about.
+		if wanted && len(SelfMCPConfigs(e.Server, s.root)) == 0 {
 			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", e.Name, e.Source))
 		}
 	case !wanted:

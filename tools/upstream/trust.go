@@ -4,9 +4,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -252,14 +254,29 @@ func words(s string) []string {
 }
 
 // WhatRuns describes what starting s runs, for a person deciding whether to
-// trust it: the command line of a stdio server, the URL of an http/sse one,
-// and every "!command" value.
+// trust it: the command line of a stdio server (with the names of the
+// variables it sets, and its envFile), the URL of an http/sse one (with
+// the names of the headers it sends), and every "!command" value.
 func WhatRuns(s *Server) string {
 	var parts []string
+	names := func(m map[string]string) string {
+		return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+	}
 	if s.Type == TypeStdio {
-		parts = append(parts, "runs "+strings.Join(append([]string{s.Command}, s.Args...), " "))
+		what := "runs " + strings.Join(append([]string{s.Command}, s.Args...), " ")
+		if len(s.Env) > 0 {
+			what += " with env " + names(s.Env)
+		}
+		if s.EnvFile != "" {
+			what += " (env from " + s.EnvFile + ")"
+		}
+		parts = append(parts, what)
 	} else {
-		parts = append(parts, "connects to "+s.URL)
+		what := "connects to " + s.URL
+		if len(s.Headers) > 0 {
+			what += " sending headers " + names(s.Headers)
+		}
+		parts = append(parts, what)
 	}
 	var cmds []string
 	for k := range s.commands {
