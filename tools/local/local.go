@@ -132,6 +132,7 @@ type entry struct {
 type Set struct {
 	cfg Config
 
+	reload  sync.Mutex // one Reload at a time (the watcher, Pending)
 	mu      sync.Mutex
 	entries map[string]entry       // by file name
 	added   map[string]*tools.Tool // the tools this Set put in cat, by name
@@ -289,6 +290,8 @@ func (s *Set) Watch(ctx context.Context, interval time.Duration) {
 
 // Reload re-reads the directory once and applies what changed (see Watch).
 func (s *Set) Reload() {
+	s.reload.Lock()
+	defer s.reload.Unlock()
 	s.mu.Lock()
 	old := s.entries
 	s.mu.Unlock()
