@@ -160,6 +160,9 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		return hres, nil
 	}
 	t, alias, ok := r.b.cfg.Catalog.Resolve(name)
+	if !ok && r.b.waitPending(ctx, name) { // its source was starting
+		t, alias, ok = r.b.cfg.Catalog.Resolve(name)
+	}
 	if !ok {
 		rec.decision = "unknown"
 		return nil, r.b.missingTool(name, r.caller, r.principal)

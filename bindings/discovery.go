@@ -178,6 +178,9 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 	default:
 		res.Hint = "Read a tool's full declaration with describe_tools before you call it."
 	}
+	if notes := d.b.sourceNotes(); len(notes) > 0 {
+		res.Hint = sandbox.Cap(res.Hint+" Not searched: "+strings.Join(notes, "; ")+".", 2<<10)
+	}
 	return res, nil
 }
 

@@ -85,6 +85,9 @@ func Main(args []string) int {
 	setGCPercent()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx (serve drains, a run stops); a second
+	// one ends the process at once, whatever it is doing.
+	go func() { <-ctx.Done(); stop() }()
 	return dispatch(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, args)
 }
 
