@@ -414,7 +414,7 @@ func (c *client) encodeBody(b *built, bd *body, raw json.RawMessage) error {
 // operation is idempotent and the source allows retries.
 func (c *client) do(ctx context.Context, p *plan, b *built) (json.RawMessage, error) {
 	for attempt := 0; ; attempt++ {
-		res, err, wait := c.once(ctx, p, b)
+		res, wait, err := c.once(ctx, p, b)
 		if err == nil {
 			return res, nil
 		}
@@ -448,7 +448,7 @@ func (c *client) ctxError(ctx context.Context, p *plan) error {
 
 // once sends the request one time. wait is what the server asked to wait
 // before trying again (Retry-After), if anything.
-func (c *client) once(ctx context.Context, p *plan, b *built) (res json.RawMessage, err error, wait time.Duration) {
+func (c *client) once(ctx context.Context, p *plan, b *built) (res json.RawMessage, wait time.Duration, err error) {
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var body io.Reader
@@ -457,7 +457,7 @@ func (c *client) once(ctx context.Context, p *plan, b *built) (res json.RawMessa
 	}
 	req, rerr := http.NewRequestWithContext(cctx, p.method, b.url, body)
 	if rerr != nil {
-		return nil, tools.Failed(fmt.Sprintf("%s %s: cannot build the request: %s", p.method, p.path, c.redact(stripURLError(rerr).Error())), ""), 0
+		return nil, 0, tools.Failed(fmt.Sprintf("%s %s: cannot build the request: %s", p.method, p.path, c.redact(stripURLError(rerr).Error())), "")
 	}
 	for k, v := range b.header {
 		req.Header[k] = v
@@ -470,25 +470,26 @@ func (c *client) once(ctx context.Context, p *plan, b *built) (res json.RawMessa
 	if derr != nil {
 		slog.Debug("openapi call failed", "source", c.source, "tool", p.tool, "method", p.method, "path", p.path,
 			"duration", time.Since(start))
-		return nil, c.transportError(ctx, cctx, p, derr), 0
+		return nil, 0, c.transportError(ctx, cctx, p, derr)
 	}
 	defer resp.Body.Close()
 	data, rerr2 := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
 	slog.Debug("openapi call", "source", c.source, "tool", p.tool, "method", p.method, "path", p.path,
 		"status", resp.StatusCode, "bytes", len(data), "duration", time.Since(start))
 	if rerr2 != nil {
-		return nil, c.transportError(ctx, cctx, p, rerr2), 0
+		return nil, 0, c.transportError(ctx, cctx, p, rerr2)
 	}
 	if int64(len(data)) > c.maxBytes {
-		return nil, tools.Failed(fmt.Sprintf("%s %s: the answer is larger than %d bytes", p.method, p.path, c.maxBytes),
-			"Ask for less: a filter, a smaller page (per_page, limit), or fewer fields."), 0
+		return nil, 0, tools.Failed(fmt.Sprintf("%s %s: the answer is larger than %d bytes", p.method, p.path, c.maxBytes),
+			"Ask for less: a filter, a smaller page (per_page, limit), or fewer fields.")
 	}
 	data = c.scrubBytes(data)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return c.result(p, resp, data)
+		res, err := c.result(p, resp, data)
+		return res, 0, err
 	}
 	e, wait := c.statusError(p, resp, data)
-	return nil, e, wait
+	return nil, wait, e
 }
 
 // scrubBytes removes the secret from an answer (an API that echoes the
@@ -625,17 +626,17 @@ func retryAfter(v string) time.Duration {
 // result turns a 2xx answer into the call's result: JSON as a value, an
 // empty body as null, text as {type: "text", mimeType, text}, binary
 // content as such an object whose text says its size.
-func (c *client) result(p *plan, resp *http.Response, data []byte) (json.RawMessage, error, time.Duration) {
+func (c *client) result(p *plan, resp *http.Response, data []byte) (json.RawMessage, error) {
 	ct := resp.Header.Get("Content-Type")
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return json.RawMessage("null"), nil, 0
+		return json.RawMessage("null"), nil
 	}
 	looksJSON := isJSON(ct) || ct == "" && p.result != nil && isJSON(p.result.mediaType)
 	if looksJSON && json.Valid(trimmed) {
 		var out bytes.Buffer
 		if json.Compact(&out, trimmed) == nil {
-			return out.Bytes(), nil, 0
+			return out.Bytes(), nil
 		}
 	}
 	content := upstream.Content{Type: "text", MIMEType: mediaBase(ct)}
@@ -646,9 +647,9 @@ func (c *client) result(p *plan, resp *http.Response, data []byte) (json.RawMess
 	}
 	out, err := json.Marshal(content)
 	if err != nil {
-		return nil, tools.Failed(fmt.Sprintf("%s %s: the answer cannot be encoded", p.method, p.path), ""), 0
+		return nil, tools.Failed(fmt.Sprintf("%s %s: the answer cannot be encoded", p.method, p.path), "")
 	}
-	return out, nil, 0
+	return out, nil
 }
 
 func orUnknown(s string) string {

@@ -320,3 +320,40 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func nopHandler(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }
+
+// Recursive schemas load (libopenapi's circular-reference check is off: a
+// $def may refer to itself); a $ref that leads back to itself with no
+// schema in between accepts anything, and says so.
+func TestRecursive(t *testing.T) {
+	s := load(t, Config{Spec: "testdata/recursive.yaml"})
+	get := byName(t, s)["pets_get_node"]
+	mustContain(t, "recursive output", schemaJSON(t, get.OutputSchema),
+		`"$ref":"#/$defs/Node"`, `"child":{"$ref":"#/$defs/Node"}`)
+	loop := filepath.Join(t.TempDir(), "loop.yaml")
+	os.WriteFile(loop, []byte(`openapi: 3.0.0
+info: {title: r, version: '1'}
+servers: [{url: 'https://r.example'}]
+paths:
+  /a:
+    get:
+      operationId: getA
+      parameters:
+        - {name: q, in: query, schema: {$ref: '#/components/schemas/A'}}
+      responses: {'200': {description: ok}}
+components:
+  schemas:
+    A: {$ref: '#/components/schemas/B'}
+    B: {$ref: '#/components/schemas/A'}
+`), 0o644)
+	s = load(t, Config{Spec: loop})
+	if _, err := tools.NewCatalog(s.Tools()...); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range s.Findings() {
+		found = found || f.Rule == "openapi-ref" && strings.Contains(f.String(), "loop.yaml:13: warning: pets: $ref A leads back to itself")
+	}
+	if !found {
+		t.Errorf("findings %v: want the loop reported at its line", s.Findings())
+	}
+}

@@ -106,7 +106,14 @@ func (c *converter) withDefs(s *jsonschema.Schema, refs []string) *jsonschema.Sc
 		}
 		if !d.done {
 			d.done = true
-			d.schema = c.convert(d.node, &d.refs)
+			if c.refLoop(p) {
+				// The validator refuses $refs that lead back to themselves
+				// without a schema in between.
+				d.schema = &jsonschema.Schema{Description: "A circular reference, with no schema of its own."}
+				c.notes = append(c.notes, note{d.node.Line, "openapi-ref", fmt.Sprintf("$ref %s leads back to itself: the schema accepts anything", clip(d.key, 100))})
+			} else {
+				d.schema = c.convert(d.node, &d.refs)
+			}
 		}
 		s.Defs[d.key] = d.schema
 		refs = append(refs, d.refs...)
@@ -466,6 +473,54 @@ func value(n *yaml.Node, depth int) any {
 		return n.Value
 	}
 	return nil
+}
+
+// refLoop reports whether the schema at ptr is a chain of plain $refs
+// that comes back to one of its links.
+func (c *converter) refLoop(ptr string) bool {
+	seen := map[string]bool{ptr: true}
+	n := lookup(c.root, ptr)
+	for n != nil {
+		ref, ok := plainRef(n)
+		if !ok {
+			return false
+		}
+		next, ok := c.refPointer(ref)
+		if !ok {
+			return false
+		}
+		if seen[next] {
+			return true
+		}
+		seen[next] = true
+		n = lookup(c.root, next)
+	}
+	return false
+}
+
+// plainRef returns the $ref of a schema that is nothing else (annotations
+// and extensions aside).
+func plainRef(n *yaml.Node) (string, bool) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return "", false
+	}
+	ref := ""
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch k := n.Content[i].Value; k {
+		case "$ref":
+			if v := deref(n.Content[i+1]); v != nil {
+				ref = v.Value
+			}
+		case "description", "title", "example", "examples", "default", "deprecated", "readOnly", "writeOnly",
+			"$comment", "format", "nullable", "x-nullable":
+		default:
+			if !strings.HasPrefix(k, "x-") {
+				return "", false
+			}
+		}
+	}
+	return ref, ref != ""
 }
 
 // refPointer returns the JSON pointer of a local $ref ("#/a/b"), decoded
