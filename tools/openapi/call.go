@@ -30,6 +30,11 @@ import (
 // error.
 const maxExcerptBytes = 300
 
+// minScrubBytes is the shortest secret scrubbed from answers: a shorter
+// one would match ordinary text (a number, a word) and corrupt the data.
+// Error text is scrubbed of any secret.
+const minScrubBytes = 8
+
 // client makes the calls of one source.
 type client struct {
 	source   string
@@ -83,7 +88,9 @@ func newClient(cfg *Config, base *url.URL, secret string) *client {
 			if f != "" && !seen[f] {
 				seen[f] = true
 				pairs = append(pairs, f, tools.Redacted)
-				c.secrets = append(c.secrets, []byte(f))
+				if len(f) >= minScrubBytes {
+					c.secrets = append(c.secrets, []byte(f))
+				}
 			}
 		}
 		c.scrub = strings.NewReplacer(pairs...)

@@ -92,8 +92,8 @@
 // # Limits
 //
 // Only the answer's body is returned: headers (GitHub's Link pagination,
-// say) are not. Callbacks, webhooks, links and OpenAPI 3.2's additional
-// operations are ignored; a parameter's content other than JSON is sent
+// say) are not. Callbacks, webhooks, links, per-operation servers and
+// OpenAPI 3.2's additional operations are ignored; a parameter's content other than JSON is sent
 // as JSON text. A spec with model errors (a $ref to nothing) does not
 // load: its first error is reported with its line. Basic, bearer and API
 // key (header or query) authentication only: no OAuth flows, no per-

@@ -106,6 +106,14 @@ func Load(ctx context.Context, cfg Config) (*Source, error) {
 	return s, nil
 }
 
+// Close releases the source's idle connections. Its tools fail no
+// differently after it (a call opens a connection again).
+func (s *Source) Close() {
+	if s.client != nil {
+		s.client.hc.CloseIdleConnections()
+	}
+}
+
 // Pending is a source loading in the background (Start).
 type Pending struct {
 	name string
