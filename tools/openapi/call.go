@@ -641,6 +641,16 @@ func (c *client) result(p *plan, resp *http.Response, data []byte) (json.RawMess
 	}
 	looksJSON := isJSON(ct) || ct == "" && p.result != nil && isJSON(p.result.mediaType)
 	if looksJSON && json.Valid(trimmed) {
+		if !utf8.Valid(trimmed) {
+			// Strings that are not UTF-8: decoded, they hold U+FFFD
+			// instead, as JSON.parse would.
+			var v any
+			if json.Unmarshal(trimmed, &v) == nil {
+				if b, err := json.Marshal(v); err == nil {
+					return b, nil
+				}
+			}
+		}
 		var out bytes.Buffer
 		if json.Compact(&out, trimmed) == nil {
 			return out.Bytes(), nil

@@ -284,6 +284,9 @@ func TestResults(t *testing.T) {
 		case "4":
 			w.Header().Set("Content-Type", "image/png")
 			w.Write([]byte{0x89, 'P', 'N', 'G', 0, 0xff, 0xfe})
+		case "5":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("{\"name\": \"R\xffx\"}"))
 		}
 	}}
 	s, _ := serve(t, rc, Config{})
@@ -292,6 +295,7 @@ func TestResults(t *testing.T) {
 		2: `null`,
 		3: `{"type":"text","text":"hello","mimeType":"text/plain"}`,
 		4: `{"type":"text","text":"(binary content: 7 bytes of image/png, not shown)","mimeType":"image/png"}`,
+		5: `{"name":"R` + "\uFFFD" + `x"}`, // not UTF-8: as JSON.parse reads it
 	} {
 		res, err := call(t, s, "pets_list_pets", fmt.Sprintf(`{"limit":%d}`, limit))
 		if err != nil || string(res) != want {
