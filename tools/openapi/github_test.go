@@ -1,0 +1,336 @@
+package openapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sandcall/sandcall/bindings/tsdecl"
+	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+// GitHub's own OpenAPI description and a real mock server from npm.
+const (
+	octokitVersion = "23.0.2" // @octokit/openapi
+	prismVersion   = "5.16.0" // @stoplight/prism-cli
+)
+
+// npmDir installs the packages once per machine (into the temp dir, under
+// a lock, renamed into place whole) and returns the install's directory.
+// It skips the test when npm is absent, and when the registry cannot be
+// reached.
+func npmDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "sandcall-npm-openapi-octokit-"+octokitVersion+"-prism-"+prismVersion)
+	installed := func() bool {
+		return pkgVersion(filepath.Join(dir, "node_modules/@octokit/openapi/package.json")) == octokitVersion &&
+			pkgVersion(filepath.Join(dir, "node_modules/@stoplight/prism-cli/package.json")) == prismVersion
+	}
+	if installed() {
+		return dir
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("skipped: npm is not installed")
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if installed() {
+		return dir
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+"-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
+		"@octokit/openapi@"+octokitVersion, "@stoplight/prism-cli@"+prismVersion)
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("skipped: npm install failed (no registry access?): %v\n%s", err, out)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func pkgVersion(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var p struct{ Version string }
+	json.Unmarshal(b, &p)
+	return p.Version
+}
+
+func githubSpec(t testing.TB) string {
+	return filepath.Join(npmDir(t), "node_modules/@octokit/openapi/generated/api.github.com.json")
+}
+
+// startPrism runs Prism's mock server for spec on a free loopback port
+// and returns its URL; the test's cleanup stops it.
+func startPrism(t *testing.T, dir, spec string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed")
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "node_modules/@stoplight/prism-cli/dist/index.js"),
+		"mock", "-h", "127.0.0.1", "-p", itoa(port), spec)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	ready := make(chan struct{})
+	var tail []string
+	var mu sync.Mutex
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			tail = append(tail[max(0, len(tail)-20):], line)
+			mu.Unlock()
+			if strings.Contains(line, "Prism is listening") {
+				close(ready)
+				break
+			}
+		}
+		for sc.Scan() { // keep the pipe drained
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(3 * time.Minute):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("Prism did not start:\n%s", strings.Join(tail, "\n"))
+	}
+	return "http://127.0.0.1:" + itoa(port)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestGitHubWithPrism loads GitHub's own description, finds and describes
+// the tool that creates an issue, and calls several operations of a real
+// mock server through a recording proxy: the token reaches the server,
+// and never a result, an error or a log.
+func TestGitHubWithPrism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: installs GitHub's description and Prism from npm")
+	}
+	dir := npmDir(t)
+	spec := githubSpec(t)
+	prism := startPrism(t, dir, spec)
+	target, _ := url.Parse(prism)
+	var mu sync.Mutex
+	var auths []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	const token = "ghp_0123456789abcdefABCDEF0123456789abcd"
+	logs := captureLogs(t)
+	src, err := Load(context.Background(), Config{Name: "github", Spec: spec, BaseURL: proxy.URL,
+		Auth:      Auth{Type: AuthBearer, Env: "GITHUB_TOKEN"},
+		LookupEnv: func(k string) (string, bool) { return token, k == "GITHUB_TOKEN" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := tools.NewCatalog()
+	added, errs := src.AddTo(cat)
+	if len(errs) > 0 || len(added) < 1000 {
+		t.Fatalf("%d tools added, errors: %v", len(added), errs)
+	}
+	t.Logf("%d tools from %s (%s)", len(added), filepath.Base(spec), src.Version())
+
+	hits, _ := search.New(cat.List()).Search("create an issue", 3, nil)
+	var top []string
+	for _, h := range hits {
+		top = append(top, h.Tool.Name)
+	}
+	if !containsName(top, "github_issues_create") {
+		t.Errorf(`search "create an issue": top 3 %v, want github_issues_create among them`, top)
+	}
+	create, _ := cat.Lookup("github_issues_create")
+	decl := tsdecl.Declaration(create)
+	mustContain(t, "issues/create declaration", decl, "github_issues_create(args: {", "owner: string;", "repo: string;", "body: {", "title: string | number;")
+
+	call := func(name, args string) (json.RawMessage, error) {
+		tl, ok := cat.Lookup(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		return tl.Call(context.Background(), json.RawMessage(args))
+	}
+	res, err := call("github_issues_create", `{"owner":"octo","repo":"hello","body":{"title":"Found a bug","labels":["bug"]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issue struct {
+		Number int    `json:"number"`
+		Title  string `json:"title"`
+	}
+	if json.Unmarshal(res, &issue) != nil || issue.Number == 0 {
+		t.Errorf("issues/create: %.300s", res)
+	}
+	// A program's fan-out: several operations at once.
+	var g errgroup.Group
+	results := make([]json.RawMessage, 4)
+	for i, c := range []struct{ name, args string }{
+		{"github_issues_list_for_repo", `{"owner":"octo","repo":"hello","state":"open","per_page":5}`},
+		{"github_repos_get", `{"owner":"octo","repo":"hello"}`},
+		{"github_pulls_list", `{"owner":"octo","repo":"hello"}`},
+		{"github_users_get_by_username", `{"username":"octocat"}`},
+	} {
+		g.Go(func() error {
+			r, err := call(c.name, c.args)
+			if err != nil {
+				return errors.New(c.name + ": " + err.Error())
+			}
+			results[i] = r
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	var repo map[string]any
+	if json.Unmarshal(results[0], &list) != nil || json.Unmarshal(results[1], &repo) != nil || repo["full_name"] == nil {
+		t.Errorf("list and get: %.200s / %.200s", results[0], results[1])
+	}
+	// Prism checks the request against the spec: a date that is not one
+	// (the schema's format, which sandcall does not check) comes back as
+	// an HTTP error.
+	_, err = call("github_issues_list_for_repo", `{"owner":"octo","repo":"hello","since":"not a date"}`)
+	var se *sandbox.Error
+	if !errors.As(err, &se) || se.Code != sandbox.EToolFailed || !strings.Contains(se.Message, "HTTP 422") {
+		t.Errorf("an invalid date: %v", err)
+	}
+	mu.Lock()
+	n := len(auths)
+	for _, a := range auths {
+		if a != "Bearer "+token {
+			t.Errorf("the server saw Authorization %q, want the configured token", a)
+		}
+	}
+	mu.Unlock()
+	if n < 6 {
+		t.Errorf("the proxy saw %d requests, want 6", n)
+	}
+	texts := []string{string(res), logs.String()}
+	for _, r := range results {
+		texts = append(texts, string(r))
+	}
+	if err != nil {
+		texts = append(texts, err.Error(), se.Hint)
+	}
+	for _, s := range texts {
+		if strings.Contains(s, token) {
+			t.Errorf("the token leaked: %.300s", s)
+		}
+	}
+}
+
+func containsName(names []string, want string) bool {
+	for _, n := range names {
+		if n == want {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkLoadGitHub loads GitHub's description (1,223 operations),
+// timing in each iteration, one after the other (so that a busy machine
+// weighs on them alike): parse, libopenapi's part (document and model);
+// load, the whole of Load (tools, schemas, descriptions); add, the
+// catalog's part (each input schema compiled). ns/op is the three
+// together; the allocations are Load's and the catalog's.
+func BenchmarkLoadGitHub(b *testing.B) {
+	spec := githubSpec(b)
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var parse, load, add time.Duration
+	var n int
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := build(&Config{Name: "github", Spec: spec, Include: []string{"-none-"}}, data, nil); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		s, err := Load(context.Background(), Config{Name: "github", Spec: spec})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if _, err := tools.NewCatalog(s.Tools()...); err != nil {
+			b.Fatal(err)
+		}
+		parse, load, add = parse+t1.Sub(t0), load+t2.Sub(t1), add+time.Since(t2)
+		n = len(s.Tools())
+	}
+	per := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	b.ReportMetric(per(parse), "parse-ms")
+	b.ReportMetric(per(load), "load-ms")
+	b.ReportMetric(per(add), "add-ms")
+	b.ReportMetric(float64(n), "tools")
+}
