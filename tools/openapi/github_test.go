@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sandcall/sandcall/bindings/tsdecl"
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/search"
@@ -34,56 +35,16 @@ const (
 	prismVersion   = "5.16.0" // @stoplight/prism-cli
 )
 
-// npmDir installs the packages once per machine (into the temp dir, under
-// a lock, renamed into place whole) and returns the install's directory.
-// It skips the test when npm is absent, and when the registry cannot be
-// reached.
+// npmDir installs the packages once per machine (testenv.NPMInstall) and
+// returns the install's directory; it skips the test when npm or the
+// registry is unavailable.
 func npmDir(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(os.TempDir(), "sandcall-npm-openapi-octokit-"+octokitVersion+"-prism-"+prismVersion)
-	installed := func() bool {
+	testenv.NPMInstall(t, dir, func() bool {
 		return pkgVersion(filepath.Join(dir, "node_modules/@octokit/openapi/package.json")) == octokitVersion &&
 			pkgVersion(filepath.Join(dir, "node_modules/@stoplight/prism-cli/package.json")) == prismVersion
-	}
-	if installed() {
-		return dir
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("skipped: npm is not installed")
-	}
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed() {
-		return dir
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+"-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-package-lock",
-		"@octokit/openapi@"+octokitVersion, "@stoplight/prism-cli@"+prismVersion)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipped: npm install failed (no registry access?): %v\n%s", err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		t.Fatal(err)
-	}
+	}, "@octokit/openapi@"+octokitVersion, "@stoplight/prism-cli@"+prismVersion)
 	return dir
 }
 
