@@ -9,11 +9,11 @@ func (ix *Index) Typos(w string) []string { return ix.typos(w) }
 // features of it (nil when no gate decides: no hit, or a tool named
 // exactly) and the hits the gate would let through.
 func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
-	hits, _, x, _, weighed := ix.rank(query, 3, nil, true)
-	if !weighed {
-		return nil, hits
+	r := ix.rank(query, 3, nil, true)
+	if !r.weighed {
+		return nil, r.hits
 	}
-	return x[:], hits
+	return r.x[:], r.hits
 }
 
 // Ranked returns the ranking of query before the gate decides.
@@ -33,6 +33,5 @@ func ChecksPass(x []float64) bool {
 
 // RankedN returns the n best tools for query before the gate decides.
 func (ix *Index) RankedN(query string, n int) []Hit {
-	hits, _, _, _, _ := ix.rank(query, n, nil, true)
-	return hits
+	return ix.rank(query, n, nil, true).hits
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -62,14 +61,8 @@ func rankGateQueries(t testing.TB) []gateQuery {
 	var out []gateQuery
 	for _, dir := range gateCatalogs {
 		ix := search.New(loadCatalogDir(t, dir))
-		files, err := filepath.Glob(dir + "/*.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			b := strings.TrimSuffix(filepath.Base(f), ".json")
-			if !(strings.HasPrefix(b, "blind") || b == "queries" || b == "heldout") || slices.Contains(gateHeldOut, b) {
+		for _, f := range querySets(t, dir) {
+			if slices.Contains(gateHeldOut, strings.TrimSuffix(filepath.Base(f), ".json")) {
 				continue
 			}
 			qs := loadQueryFile(t, f)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -99,6 +100,24 @@ func loadCatalogDir(t testing.TB, dir string) []*tools.Tool {
 		}
 	}
 	return ts
+}
+
+// querySets returns the labelled query files of a catalog's directory
+// (queries.json, heldout.json and the blind*.json sets), sorted.
+func querySets(t testing.TB, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(dir + "/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if b := filepath.Base(f); strings.HasPrefix(b, "blind") || b == "queries.json" || b == "heldout.json" {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func loadRealQueries(t testing.TB) realQueries { return loadQueryFile(t, "queries.json") }

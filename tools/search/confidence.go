@@ -27,7 +27,7 @@ import "math"
 // in testdata, the sets held out to measure it excepted (gateHeldOut in
 // gate_test.go); TestGateWeights refits it and checks gateweights.go. Its
 // features are shares and ratios, not raw scores, which depend on how much
-// text a catalog's tools have. See the package doc for what it gained.
+// text a catalog's tools have. docs/measurements/search.md says what it gained.
 
 // gateX is a query's features, indexed by the constants below.
 type gateX [nGate]float64
@@ -64,15 +64,6 @@ const (
 	nGate = gTop + 3*5
 )
 
-// queryFacts is what rank knows of a query when the gate weighs it.
-type queryFacts struct {
-	groups                                        []group
-	floor, coverTotal                             float64
-	specific, question, qVerb, inFam, unknownName bool
-	all                                           []Hit
-	concepts                                      map[string][]string
-}
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
@@ -80,16 +71,17 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// gateFeatures fills x (whose five checks rank has set) from q; top gives,
-// for a tool, its query coverage, name coverage, object strength, verb
-// agreement (1, 0, -1) and its server's share of the best server score.
-func (ix *Index) gateFeatures(x *gateX, q *queryFacts, top func(int32) [5]float64) {
+// gateFeatures fills x (whose five checks rank has set) from q (inFam:
+// it names a family) and all, its ranking; top gives, for a tool, its
+// query coverage, name coverage, object strength, verb agreement (1, 0,
+// -1) and its server's share of the best server score.
+func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top func(int32) [5]float64) {
 	x[gGroups] = float64(len(q.groups))
 	x[gFloorLevel] = q.floor
 	x[gSpecific] = b2f(q.specific)
 	x[gQuestion] = b2f(q.question)
 	x[gVerb] = b2f(q.qVerb)
-	x[gFamily] = b2f(q.inFam)
+	x[gFamily] = b2f(inFam)
 	x[gUnknownName] = b2f(q.unknownName)
 	var unk, unkCover float64
 	for _, g := range q.groups {
@@ -102,7 +94,7 @@ func (ix *Index) gateFeatures(x *gateX, q *queryFacts, top func(int32) [5]float6
 	x[gUnknownCover] = unkCover / max(q.coverTotal, 1e-9)
 	var conf, score [3]float64
 	var maxConf, max3 float64
-	for k, h := range q.all {
+	for k, h := range all {
 		if k >= gateWindow {
 			break
 		}
@@ -139,16 +131,3 @@ func gateProb(x *gateX) float64 {
 	}
 	return 1 / (1 + math.Exp(-z))
 }
-
-// gateThreshold is the least probability at which the gate returns a
-// request's tools. Fitted on four catalogs and tried on the fifth, in
-// turn, 0.3 to 0.5 trade whole requests for no-match requests along one
-// curve; 0.4 keeps whole requests and model-style queries where the
-// checks alone had them (see the package doc).
-const gateThreshold = 0.4
-
-// gateMinTools is the smallest catalog the model weighs: the catalogs it
-// was fitted to have 213 to 363 tools. In a much smaller one what a
-// query's best tools look like is not what the model learnt (one tool of
-// ten meets much of any query), and the checks decide alone.
-const gateMinTools = 100

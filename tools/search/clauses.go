@@ -3,19 +3,6 @@ package search
 import (
 	"slices"
 	"strings"
-	"unicode"
-)
-
-// The weights of a request's words by the part of the request they are in
-// (see queryTerms).
-const (
-	// contextWeight is the weight of a sentence that only tells the
-	// situation ("My laptop fan is going crazy.") in a request that also
-	// asks something.
-	contextWeight = 0.5
-	// argWeight is the weight of a clause that says what to write or why
-	// ("… saying the fix is deployed", "… so I can experiment").
-	argWeight = 0.4
 )
 
 // queryTerms returns the terms of a query (its literals stripped), in
@@ -57,74 +44,6 @@ func queryTerms(q string) ([]string, map[string]float64) {
 		add(tail, min(w, argWeight))
 	}
 	return terms, qw
-}
-
-// sentences cuts text after '.', '?', '!' or ';' followed by a space,
-// and at line breaks and dashes between words. A sentence keeps its
-// final mark.
-func sentences(text string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		end := -1
-		switch {
-		case c == '\n':
-			end = i
-		case (c == '.' || c == '?' || c == '!' || c == ';') && (i+1 == len(text) || text[i+1] == ' '):
-			end = i + 1
-		case strings.HasPrefix(text[i:], " — ") || strings.HasPrefix(text[i:], " - "):
-			end = i
-		}
-		if end < 0 {
-			continue
-		}
-		if s := strings.TrimSpace(text[start:end]); s != "" {
-			out = append(out, s)
-		}
-		start = end
-		if start < i+1 {
-			start = i + 1
-		}
-	}
-	if s := strings.TrimSpace(text[start:]); s != "" {
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		out = []string{text}
-	}
-	return out
-}
-
-// wordSpans returns the byte spans of the words of s: letters, digits
-// and apostrophes ("i'm", "what's").
-func wordSpans(s string) [][2]int {
-	var out [][2]int
-	start := -1
-	for i, r := range s {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’'
-		switch {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			out = append(out, [2]int{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, [2]int{start, len(s)})
-	}
-	return out
-}
-
-// lowerWords are the words of s, lower-cased.
-func lowerWords(s string) []string {
-	spans := wordSpans(s)
-	out := make([]string, len(spans))
-	for i, sp := range spans {
-		out[i] = strings.ToLower(s[sp[0]:sp[1]])
-	}
-	return out
 }
 
 // asking are the words and pairs that make a sentence a request.
@@ -189,4 +108,120 @@ func splitArgClause(s string) (head, tail string) {
 		}
 	}
 	return s, ""
+}
+
+// gerundOnly returns the verbs that text says only in their -ing form or
+// in the past ("the pipeline that is running", "I already called the
+// plumber"), as a noun ("the CSV export", "my list") or after a negation
+// ("don't delete it"): a state, what happened or what not to do — not the
+// action asked for.
+func gerundOnly(text string) map[string]bool {
+	var ing, other map[string]bool
+	np := -1     // words since a determiner, in its noun phrase; -1 outside one
+	neg := false // after a negation, until the clause ends
+	prevEnd := 0
+	spans := wordSpans(text)
+	for k, sp := range spans {
+		if strings.ContainsAny(text[prevEnd:sp[0]], ",;:.!?()—\"") {
+			np, neg = -1, false
+		}
+		prevEnd = sp[1]
+		w := strings.ToLower(text[sp[0]:sp[1]])
+		if npOpeners[w] {
+			np = 0
+			continue
+		}
+		// A verb after a negation is what not to do: "don't want to file
+		// a duplicate", "without closing it".
+		if negations[w] {
+			neg = true
+			continue
+		}
+		if prepositions[w] || clauseWords[w] {
+			np = -1
+		}
+		t, irr := irregular[w]
+		if !irr {
+			t = stem(w)
+		}
+		if !verbs[t] {
+			if np >= 0 {
+				np++
+			}
+			continue
+		}
+		past := strings.HasSuffix(w, "ed") || irr && !strings.HasSuffix(w, "ing")
+		// A verb's word in a noun phrase — after a determiner and any
+		// modifiers — is a noun: "my list", "the broken CSV export".
+		noun := np >= 0 && !strings.HasSuffix(w, "s") && t != "new" // not "the page looks"; "a new branch" asks for one
+		// A verb before a record of what happened is its modifier: "change
+		// history", "update log", "deploy log".
+		if k+1 < len(spans) && records[strings.ToLower(text[spans[k+1][0]:spans[k+1][1]])] && !strings.ContainsAny(text[sp[1]:spans[k+1][0]], ",;:.!?()—\"") {
+			noun = true
+		}
+		np = -1
+		if strings.HasSuffix(w, "ing") || past || noun || neg {
+			if ing == nil {
+				ing = map[string]bool{}
+			}
+			ing[t] = true
+		} else {
+			if other == nil {
+				other = map[string]bool{}
+			}
+			other[t] = true
+		}
+	}
+	for t := range ing {
+		if other[t] {
+			delete(ing, t)
+		}
+	}
+	return ing
+}
+
+// pronounObject reports whether q's verb acts on a pronoun ("nuke it",
+// "tick them off").
+func pronounObject(q string) bool {
+	ws := lowerWords(q)
+	for i := 0; i+1 < len(ws); i++ {
+		if t, _ := wordTerm(ws[i]); (verbs[t] || offVerbs[ws[i]]) && pronouns[ws[i+1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// asksWho reports whether q asks who: "who's on …", "who else has access".
+func asksWho(q string) bool {
+	for _, w := range lowerWords(q) {
+		switch strings.ReplaceAll(w, "’", "'") {
+		case "who", "who's", "whom", "whos":
+			return true
+		}
+	}
+	return false
+}
+
+// isQuestion reports whether a query asks rather than tells.
+func isQuestion(q string) bool {
+	q = strings.TrimSpace(q)
+	if strings.HasSuffix(q, "?") {
+		return true
+	}
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) == 0 {
+		return false
+	}
+	l := " " + strings.ToLower(q) + " "
+	for _, p := range indirectQuestions {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
+	switch strings.Trim(f[0], ",.!?'") {
+	case "what", "what's", "whats", "which", "who", "whose", "when", "where", "why", "how", "is", "are", "does", "do", "did", "was", "were", "can", "has", "have":
+		return true
+	}
+	return false
 }

@@ -1,0 +1,84 @@
+// Package search ranks a catalog's tools for a query in words, so a model
+// facing hundreds of tools can find the few it needs without reading every
+// schema: the search_tools tool and tools.$search in programs
+// (bindings/discovery.go). It is lexical — no model of meaning — and
+// runs in a fraction of a millisecond on 500 tools.
+//
+// # The pipeline
+//
+// New indexes a set of tools once (index.go): each tool is a document of
+// five fields — the action words of its name (its family prefix removed),
+// its family (the upstream server, or a first name word several tools
+// share), its summary (title and first sentence), the rest of its
+// description, and its parameters. Index.Search then runs one query
+// through named stages, each in its own file:
+//
+//   - analyze (analyze.go, text.go, literals.go, clauses.go): the
+//     request's literal values (quoted strings, numbers, paths, URLs) are
+//     stripped, keeping their kind; everyday phrasings are rephrased
+//     (concepts.go); the text is cut into words, stop words dropped,
+//     phrasal verbs folded and words stemmed; each word is weighed by the
+//     part of the request it is in (a sentence that only tells the
+//     situation, a clause that carries the text to write weigh less) and
+//     grouped with its synonyms, typos, derived and related words; what the
+//     request implies (a concept) and asks (its verbs, a question) is read.
+//     The result is a query.
+//   - match (bm25f.go): BM25F over the five fields, each group scored by
+//     its best term; with each tool's coverage of the query.
+//   - features (rerank.go): the score scaled by coverage, by how much of
+//     the tool's name the query says, by its server's fit to the whole
+//     request (serverScores) and by whether its name's verb is the one
+//     asked for; each tool's confidence in [0, 1].
+//   - scope (families.go): a request that names a family for sure is
+//     answered from that family's tools.
+//   - confidence (checks.go, confidence.go): five checks — a verb the
+//     catalog never says, a service it lacks, an action that meets no
+//     tool's object, a floor none of the best tools reaches, a query many
+//     tools fit alike — and, for a longer request in a large catalog, a
+//     logistic model over them and the ranking's features
+//     (gateweights.go, fitted by TestGateWeights), decide whether anything
+//     answers the query.
+//
+// search.go drives the stages. tuning.go holds every tuned number.
+//
+// # Word knowledge
+//
+// What the ranking knows of English and of services — stop words,
+// synonyms and canonical forms, phrasal verbs and idioms, the concepts a
+// request implies, the rephrasings, the names of well-known services —
+// is in words.go, concepts.go and services.go; WordNet's related words and
+// irregular verbs are embedded text (related.txt and irregular.txt, made
+// by internal/genrelated).
+//
+// # Changing it safely
+//
+// Every change to the ranking is measured on the labelled query sets of
+// five catalogs of real MCP servers (testdata/realcatalog*: 1,557 tools,
+// each set written blind by someone who had not seen the code) and on the
+// older fixture (testdata/catalog.txt). Some sets are held out: no change
+// is tuned on them (gateHeldOut in gate_test.go). The discipline:
+//
+//  1. A refactor must leave every ranking unchanged: dump them before and
+//     after (go test -run TestDumpRankings -args -dump=FILE) and compare
+//     the files.
+//  2. A change of behavior is measured on the seen sets while it is
+//     tuned, then once on the held-out ones (go test -run TestHeldOutSets
+//     -v), with the figures before and after in the commit message.
+//  3. When the ranking's features move, refit the gate's model (go test
+//     -run TestGateWeights -args -update) and check it left out
+//     (TestGateLeftOut).
+//  4. The per-set floors of the real-catalog tests guard against
+//     regressions; move one only with its new figure and the reason.
+//  5. Speed is measured, not asserted: BenchmarkSearchReal500 (a search
+//     on 500 real tools, about 0.15–0.25 ms) and BenchmarkBuildReal500,
+//     before and after, interleaved.
+//
+// docs/measurements/search.md keeps the tuning history: what each round
+// tried, kept and dropped, with its figures.
+//
+// # Live indexes
+//
+// An Index is immutable and safe for concurrent use. Live keeps one in
+// step with a tools.Catalog: rebuilt in the background after a burst of
+// catalog changes, so a search rarely pays for a build.
+package search

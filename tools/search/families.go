@@ -1,0 +1,190 @@
+package search
+
+import (
+	"strings"
+
+	"github.com/sandcall/sandcall/tools"
+)
+
+// Families: a tool's family is the upstream server it comes from, or a
+// first name word that at least two tools share and that is not a verb
+// ("github_…"). A request that names a family for sure asks for its tools
+// (the scope stage).
+
+// scope keeps of all, when the query names a family for sure, that
+// family's tools (and a tool it names exactly), and returns the tools of
+// the families it names (nil if none) and, of those, the ones whose name
+// has the query's verb: what a short request that names a family but
+// that no tool fits above the floor falls back on, the service known and
+// the action too. (Any tool of the family answered four more no-match
+// requests for two more whole requests; this one cost none.)
+func (ix *Index) scope(q *query, all []Hit) (kept []Hit, inFam map[int32]bool, fallback []Hit) {
+	only := false // the family is named for sure: not a common word said in passing
+	for _, g := range q.groups {
+		if ix.namesFamily(g.terms[0]) {
+			if inFam == nil {
+				inFam = map[int32]bool{}
+			}
+			for _, p := range ix.post[g.terms[0]] {
+				if p.tf[fFamily] > 0 {
+					inFam[p.doc] = true
+				}
+			}
+			only = only || ix.sureFamily(q, g.terms[0])
+		}
+	}
+	// A request that names a family asks for its tools: the others are
+	// not candidates ("… in Todoist"). Unless the family's name is a
+	// common word said in lower case ("how much memory does the pod use"
+	// and a memory server).
+	if len(inFam) > 0 && only {
+		in := all[:0]
+		for _, h := range all {
+			if inFam[int32(ix.byName[h.Tool.Name])] || h.Score >= 1e6 {
+				in = append(in, h)
+			}
+		}
+		all = in
+	}
+	if len(inFam) > 0 {
+		for _, h := range all {
+			i := int32(ix.byName[h.Tool.Name])
+			if inFam[i] && q.agrees(&ix.docs[i]) == 1 {
+				fallback = append(fallback, h)
+			}
+		}
+	}
+	return all, inFam, fallback
+}
+
+// namesAnyFamily reports whether a word of q names a family (see
+// namesFamily).
+func (ix *Index) namesAnyFamily(q *query) bool {
+	for _, g := range q.groups {
+		if ix.namesFamily(g.terms[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesFamily reports whether w, a query word, names a family: a word
+// of some tools' family (not all tools') that the rest of the catalog
+// hardly uses ("GitLab", "Postgres").
+func (ix *Index) namesFamily(w string) bool {
+	if verbs[w] {
+		return false
+	}
+	fd := ix.famDF[w]
+	return fd > 0 && fd < len(ix.docs) && float64(fd) >= famShare*float64(len(ix.post[w]))
+}
+
+// familyPrefixed returns the family word that w, a query word of at least
+// four letters that names no family, begins, if exactly one does and the
+// tools that use w are mostly that family's (mongo, which descriptions
+// write as MongoDB; not todo for todoist).
+func (ix *Index) familyPrefixed(w string) string {
+	if len(w) < 4 || ix.famDF[w] > 0 || !isASCII(w) {
+		return ""
+	}
+	found := ""
+	for _, v := range ix.families {
+		if len(v) > len(w) && strings.HasPrefix(v, w) {
+			if found != "" {
+				return ""
+			}
+			found = v
+		}
+	}
+	if found == "" || len(ix.post[w]) == 0 {
+		return found
+	}
+	fam := map[int32]bool{}
+	for _, p := range ix.post[found] {
+		if p.tf[fFamily] > 0 {
+			fam[p.doc] = true
+		}
+	}
+	in := 0
+	for _, p := range ix.post[w] {
+		if fam[p.doc] {
+			in++
+		}
+	}
+	if float64(in) < famShare*float64(len(ix.post[w])) {
+		return ""
+	}
+	return found
+}
+
+// family is a tool's family and the action words of its name.
+type family struct{ family, action string }
+
+// familiesOf splits each tool's name into its family and action words:
+// the family is the upstream server the tool comes from when the name
+// starts with it, else a first name word that at least two tools share and
+// that is not a verb (github_…, k8s_…); the action is the rest of the name.
+func familiesOf(ts []*tools.Tool) []family {
+	first := map[string]int{}
+	for _, t := range ts {
+		if ws := nameWords(t.Name); len(ws) > 1 {
+			first[ws[0]]++
+		}
+	}
+	out := make([]family, len(ts))
+	for i, t := range ts {
+		ws := nameWords(t.Name)
+		// The words the source's own spelling shows (assignIssue: assign
+		// issue), after its family's.
+		if t.SourceName != "" && t.Source != "" {
+			sw, own := nameWords(t.Source), nameWords(t.SourceName)
+			if len(own) > len(sw) && equalPrefix(own, sw) {
+				own = own[len(sw):]
+			}
+			ws = append(sw, own...)
+		}
+		var fam []string
+		if src := t.Source; src != "" && src != "builtin" && src != "local" {
+			sw := nameWords(src)
+			if len(ws) > len(sw) && equalPrefix(ws, sw) {
+				fam, ws = ws[:len(sw)], ws[len(sw):]
+			} else {
+				fam = sw
+			}
+		} else if len(ws) > 1 && first[ws[0]] >= 2 && !isVerb(ws[0]) {
+			fam, ws = ws[:1], ws[1:]
+		}
+		out[i] = family{family: strings.Join(fam, " "), action: strings.Join(ws, " ")}
+	}
+	return out
+}
+
+// nameWords splits a name into lower-case words (snake_case, camelCase,
+// kebab-case, dots).
+func nameWords(name string) []string {
+	ws := words(name)
+	for i, w := range ws {
+		ws[i] = strings.ToLower(w)
+	}
+	return ws
+}
+
+func equalPrefix(ws, prefix []string) bool {
+	for i, p := range prefix {
+		if ws[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// isVerb reports whether w (a name word) is a verb a tool name starts with
+// (get_…, list_…), never a family.
+func isVerb(w string) bool {
+	t := Terms(w)
+	if len(t) != 1 {
+		return false
+	}
+	_, ok := verbs[t[0]]
+	return ok
+}
