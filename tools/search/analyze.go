@@ -17,6 +17,7 @@ import (
 // query is a request as the analyze stage reads it; the later stages only
 // read it (but for the capitalized words, computed once when first asked).
 type query struct {
+	lx     *Lexicon
 	text   string // as given, capped at MaxQueryBytes
 	plain  string // its literals and the names it gives stripped, rephrased
 	exact  int    // the tool it names exactly, or -1
@@ -66,8 +67,9 @@ func (ix *Index) idf(w string) float64 {
 // analyze reads text as a query of the index's catalog; nil when it has
 // no word to search and names no tool, or the index is empty.
 func (ix *Index) analyze(text string) *query {
+	lx := ix.lx
 	text = capText(text, MaxQueryBytes)
-	q := &query{text: text, exact: -1}
+	q := &query{lx: lx, text: text, exact: -1}
 	for _, w := range strings.Fields(text) {
 		w = strings.TrimSuffix(strings.TrimPrefix(strings.Trim(w, "`'\".,;:!?"), "tools."), "()")
 		if i, ok := ix.byName[w]; ok {
@@ -75,16 +77,18 @@ func (ix *Index) analyze(text string) *query {
 			break
 		}
 	}
-	stripped, kinds := stripLiterals(text, func(t string) bool { return len(ix.post[t]) > 0 })
-	plain := rephrase(ix.joinCamel(ix.stripNames(stripped)))
-	if ix.weekdayFamily && weekday.MatchString(plain) {
-		plain = ix.dropWeekdays(plain)
+	stripped, kinds := lx.stripLiterals(text, func(t string) bool { return len(ix.post[t]) > 0 })
+	plain := lx.rephrase(ix.joinCamel(ix.stripNames(stripped)))
+	if ix.dateFamily && lx.date.MatchString(plain) {
+		plain = ix.dropDates(plain)
 	}
-	if ix.famDF[googleTerm] > 0 {
-		plain = bareGoogle(plain)
+	for _, s := range lx.suiteWords {
+		if ts := lx.terms(s); len(ts) == 1 && ix.famDF[ts[0]] > 0 {
+			plain = lx.bareSuite(plain, s)
+		}
 	}
 	q.plain = plain
-	terms, qw := queryTerms(plain)
+	terms, qw := lx.queryTerms(plain)
 	// hint adds a term the query implies but does not say, at synonym
 	// weight.
 	hint := func(t string) {
@@ -96,10 +100,10 @@ func (ix *Index) analyze(text string) *query {
 			qw[t] = synonymWeight
 		}
 	}
-	// "How many …" asks for a count, which a tool may do; "how far" a
-	// distance, "how long" a time.
+	// What a phrase implies: "how many …" asks for a count, which a tool
+	// may do; "how far" a distance, "how long" a time.
 	lower := strings.ToLower(plain)
-	for _, h := range howHints {
+	for _, h := range lx.containsHints {
 		if strings.Contains(lower, h.phrase) {
 			hint(h.term)
 		}
@@ -108,8 +112,9 @@ func (ix *Index) analyze(text string) *query {
 	// history (see concepts). Its terms are one group, any of which a
 	// tool may say.
 	cu := &cue{lower: lower, query: text, words: lowerWords(plain), kinds: kinds}
-	for _, c := range concepts {
-		if c.says(cu) && (!slices.Contains(terms, c.terms[0]) || qw[c.terms[0]] > 0 && qw[c.terms[0]] < conceptWeight) {
+	for i := range lx.concepts {
+		c := &lx.concepts[i]
+		if lx.says(c, cu) && (!slices.Contains(terms, c.terms[0]) || qw[c.terms[0]] > 0 && qw[c.terms[0]] < conceptWeight) {
 			hint(c.terms[0])
 			qw[c.terms[0]] = conceptWeight
 			if q.concepts == nil {
@@ -118,14 +123,21 @@ func (ix *Index) analyze(text string) *query {
 			q.concepts[c.terms[0]] = c.terms[1:]
 		}
 	}
-	// "Who …?" asks for people: users, members, collaborators.
-	if asksWho(plain) {
-		hint("user")
+	// What a word implies: "who …?" asks for people, users.
+	if len(lx.wordHints) > 0 {
+		ws := lowerWords(plain)
+		for _, h := range lx.wordHints {
+			if slices.ContainsFunc(ws, func(w string) bool { return h.words[strings.ReplaceAll(w, "’", "'")] }) {
+				hint(h.term)
+			}
+		}
 	}
 	// A literal's kind says what the tool takes: a URL a page, a path a
 	// file ("grab the text of https://…", "last 50 lines of /var/log/…").
 	for _, k := range kinds {
-		hint(k)
+		if t, ok := lx.kindHints[k]; ok {
+			hint(t)
+		}
 	}
 	terms = dedupe(append(terms, ix.compounds(plain)...))
 	if len(terms) > MaxQueryTerms {
@@ -137,7 +149,7 @@ func (ix *Index) analyze(text string) *query {
 	// A verb the query says only as a participle is a state, not
 	// the action ("cancel the pipeline that is running"): it weighs as
 	// context and does not count as the query's verb.
-	q.gerund = gerundOnly(plain)
+	q.gerund = lx.gerundOnly(plain)
 	q.inQuery = map[string]float64{}
 	for _, w := range terms {
 		q.inQuery[w] = 1
@@ -146,7 +158,7 @@ func (ix *Index) analyze(text string) *query {
 	for _, w := range terms {
 		q.groups = append(q.groups, ix.group(q, w, terms, qw))
 	}
-	q.question = isQuestion(text)
+	q.question = lx.isQuestion(text)
 	// A short query that names, capitalized, something the catalog does
 	// not know ("create a Jira ticket") asks for a thing no tool has.
 	q.unknownName = len(q.groups) <= brandMaxGroups && ix.namesUnknown(plain)
@@ -159,7 +171,7 @@ func (ix *Index) analyze(text string) *query {
 	n := float64(len(ix.docs))
 	for _, g := range q.groups {
 		q.coverTotal += g.cover
-		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && (!verbs[g.terms[0]] || specificVerbs[g.terms[0]]) {
+		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && (!lx.verbs[g.terms[0]] || lx.specificVerbs[g.terms[0]]) {
 			q.specific = true
 		}
 	}
@@ -178,6 +190,7 @@ func (ix *Index) analyze(text string) *query {
 // group groups w, a word of the query (of terms, weighed by qw), with its
 // synonyms, typos, derived and related words.
 func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64) group {
+	lx := ix.lx
 	// A word that begins a family's name and names no family itself is
 	// the family ("mongo" for mongodb, which descriptions write MongoDB,
 	// split as mongo db).
@@ -191,7 +204,7 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 	if q.gerund[w] {
 		g.qw = min(g.qw, contextWeight)
 	}
-	alts := synonyms[w]
+	alts := lx.synonyms[w]
 	var typos []string
 	if len(ix.post[w]) == 0 {
 		typos = ix.typos(w)
@@ -203,10 +216,10 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 	if len(typos) > 0 {
 		alts = append(typos, alts...)
 	}
-	if changes[w] || (w == "add" || w == "remov") && hasField(terms) {
-		alts = append(append(slices.Clone(alts), "updat"), synonyms["updat"]...)
+	if lx.changes[w] || lx.fieldVerbs[w] && lx.hasField(terms) {
+		alts = append(append(slices.Clone(alts), lx.updateVerb), lx.synonyms[lx.updateVerb]...)
 	}
-	alts = append(slices.Clone(alts), oneWay[w]...)
+	alts = append(slices.Clone(alts), lx.oneWay[w]...)
 	g.alts = alts
 	for _, s := range q.concepts[w] {
 		if _, ok := q.inQuery[s]; !ok {
@@ -270,15 +283,16 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 // readAction reads the query's action: the verbs it says, and for a
 // question ("which merge requests are open?"), reading.
 func (q *query) readAction() {
+	lx := q.lx
 	q.action = map[string]bool{}
 	// "New" is an action only in a query with no verb ("new issue"); "for
 	// the new hire" asks no creation.
 	others := false
 	for _, g := range q.groups {
-		others = others || verbs[g.terms[0]] && g.terms[0] != "new" && !q.gerund[g.terms[0]] && g.qw >= 1
+		others = others || lx.verbs[g.terms[0]] && !lx.loneVerbs[g.terms[0]] && !q.gerund[g.terms[0]] && g.qw >= 1
 	}
 	for _, g := range q.groups {
-		if verbs[g.terms[0]] && !q.gerund[g.terms[0]] && g.qw >= 1 && !(g.terms[0] == "new" && others) {
+		if lx.verbs[g.terms[0]] && !q.gerund[g.terms[0]] && g.qw >= 1 && !(lx.loneVerbs[g.terms[0]] && others) {
 			q.action[g.terms[0]] = true
 			for _, t := range g.alts {
 				q.action[t] = true
@@ -290,7 +304,7 @@ func (q *query) readAction() {
 	// not served by a tool that only reads (get_sheet_formatting, whose
 	// description lists bold).
 	q.writeOnly = q.qVerb && !q.question
-	for _, v := range readVerbs {
+	for _, v := range lx.readVerbs {
 		if q.action[v] {
 			q.writeOnly = false
 		}
@@ -302,6 +316,7 @@ func (q *query) readAction() {
 // mid-sentence ("in Plane"; not "how much memory does the pod use" in a
 // catalog with a memory server).
 func (ix *Index) sureFamily(q *query, w string) bool {
+	lx := ix.lx
 	if !ix.namesFamily(w) {
 		return false
 	}
@@ -309,7 +324,7 @@ func (ix *Index) sureFamily(q *query, w string) bool {
 		return true
 	}
 	if q.caps == nil {
-		q.caps = capitalized(q.text)
+		q.caps = lx.capitalized(q.text)
 	}
 	return q.caps[w]
 }
@@ -330,7 +345,7 @@ func (ix *Index) derived(w string) []string {
 			out = append(out, t)
 		}
 	}
-	for _, suf := range []string{"ation", "ion", "ment"} {
+	for _, suf := range ix.lx.derivations {
 		if strings.HasSuffix(w, suf) {
 			add(strings.TrimSuffix(w, suf))
 		} else {
@@ -379,10 +394,11 @@ func (ix *Index) joinCamel(query string) string {
 // make when joined ("on call" → oncall, "web hook" → webhook), when the
 // index has them.
 func (ix *Index) compounds(query string) []string {
+	lx := ix.lx
 	ws := words(query)
 	var out []string
 	for i := 0; i+1 < len(ws) && i < 2*MaxQueryTerms; i++ {
-		if stop[strings.ToLower(ws[i])] && stop[strings.ToLower(ws[i+1])] && !strings.Contains(strings.ToLower(query), strings.ToLower(ws[i]+"-"+ws[i+1])) {
+		if lx.stop[strings.ToLower(ws[i])] && lx.stop[strings.ToLower(ws[i+1])] && !strings.Contains(strings.ToLower(query), strings.ToLower(ws[i]+"-"+ws[i+1])) {
 			continue // "do I" is not "doi"
 		}
 		j := stem(strings.ToLower(ws[i] + ws[i+1]))
@@ -450,9 +466,9 @@ func oneEdit(a, b string) bool {
 }
 
 // hasField reports whether terms has a word of fields.
-func hasField(terms []string) bool {
+func (lx *Lexicon) hasField(terms []string) bool {
 	for _, t := range terms {
-		if fields[t] {
+		if lx.fields[t] {
 			return true
 		}
 	}
@@ -465,24 +481,25 @@ func hasField(terms []string) bool {
 // rather than the name of a place or a person an argument gives ("the
 // elevation of Denver").
 func (ix *Index) namesUnknown(query string) bool {
+	lx := ix.lx
 	for _, s := range sentences(query) {
 		ws := words(s)
 		for i, w := range ws {
 			r := []rune(w)
-			if i == 0 || len(r) < 2 || !isUpper(r[0]) || !determiners[strings.ToLower(ws[i-1])] {
+			if i == 0 || len(r) < 2 || !isUpper(r[0]) || !lx.determiners[strings.ToLower(ws[i-1])] {
 				continue
 			}
 			// The name of a folder, a button, a page (my Downloads
 			// folder, the Submit button, the README file) is an
 			// argument, not a service.
-			if i+1 < len(ws) && containers[strings.ToLower(ws[i+1])] {
+			if i+1 < len(ws) && lx.containers[strings.ToLower(ws[i+1])] {
 				continue
 			}
-			ts := Terms(w)
+			ts := lx.terms(w)
 			if len(ts) != 1 {
 				continue
 			}
-			if _, ok := ix.post[ts[0]]; !ok && len(ix.typos(ts[0])) == 0 && len(synonyms[ts[0]]) == 0 {
+			if _, ok := ix.post[ts[0]]; !ok && len(ix.typos(ts[0])) == 0 && len(lx.synonyms[ts[0]]) == 0 {
 				return true
 			}
 		}
@@ -490,11 +507,12 @@ func (ix *Index) namesUnknown(query string) bool {
 	return false
 }
 
-// dropWeekdays removes from q the days of the week it says as dates when
-// one names a family (monday.com): a date, not the server.
-func (ix *Index) dropWeekdays(q string) string {
-	return weekday.ReplaceAllStringFunc(q, func(m string) string {
-		sub := weekday.FindStringSubmatch(m)
+// dropDates removes from q the dates it says (see Lexicon.date) that
+// name a family: a date, not the server named after the day.
+func (ix *Index) dropDates(q string) string {
+	date := ix.lx.date
+	return date.ReplaceAllStringFunc(q, func(m string) string {
+		sub := date.FindStringSubmatch(m)
 		if ix.famDF[stem(strings.ToLower(sub[2]))] == 0 {
 			return m
 		}
@@ -502,19 +520,20 @@ func (ix *Index) dropWeekdays(q string) string {
 	})
 }
 
-// bareGoogle drops "Google" said alone, not before one of its products'
-// names ("so Google shows rich results", "since the last Google
-// update"): the search engine, not a catalog's Google family, which
-// "Google Sheets" still names.
-func bareGoogle(q string) string {
-	if !strings.Contains(strings.ToLower(q), "google") {
+// bareSuite drops suite, a suite's word (see words/services.txt), said
+// alone, not before one of its products' names ("so Google shows rich
+// results", "since the last Google update"): the company, not a catalog's
+// family named after it, which the suite and a product ("Google Sheets")
+// still names.
+func (lx *Lexicon) bareSuite(q, suite string) string {
+	if !strings.Contains(strings.ToLower(q), suite) {
 		return q
 	}
 	trim := func(w string) string { return strings.ToLower(strings.Trim(w, ".,;:!?()'\"")) }
 	ws := strings.Fields(q)
 	out := ws[:0]
 	for i, w := range ws {
-		if lw := strings.TrimSuffix(strings.TrimSuffix(trim(w), "'s"), "’s"); lw == "google" && (i+1 >= len(ws) || !googleProducts[trim(ws[i+1])]) {
+		if lw := strings.TrimSuffix(strings.TrimSuffix(trim(w), "'s"), "’s"); lw == suite && (i+1 >= len(ws) || !lx.suites[suite][trim(ws[i+1])]) {
 			continue
 		}
 		out = append(out, w)

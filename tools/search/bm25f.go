@@ -29,6 +29,7 @@ type matches struct {
 
 // match scores every tool that meets a group of q.
 func (ix *Index) match(q *query) *matches {
+	lx := ix.lx
 	nd := len(ix.docs)
 	m := &matches{score: make([]float64, nd), cover: make([]float64, nd), objCover: make([]float64, nd)}
 	gScore := make([]float64, nd)
@@ -66,7 +67,7 @@ func (ix *Index) match(q *query) *matches {
 		for _, i := range gDocs {
 			m.score[i] += gScore[i]
 			m.cover[i] += gCover[i] * g.cover
-			if !verbs[g.terms[0]] {
+			if !lx.verbs[g.terms[0]] {
 				m.objCover[i] = max(m.objCover[i], gStr[i])
 			}
 			if !touched[i] {

@@ -20,8 +20,9 @@ import (
 // (what it searches may be an argument, "search the index for orders"),
 // nor one whose verb acts on a literal ("clone https://…").
 func (ix *Index) missesObject(q *query, inFam map[int32]bool, keep func(*tools.Tool) bool) bool {
-	return q.qVerb && !q.question && q.exact < 0 && (!readsOnly(q.groups, q.gerund) || len(inFam) > 0 && listsOnly(q.groups)) &&
-		!actsOnLiteral(q.text) && !ix.actionMeetsObject(q.groups, q.action, inFam, keep, q.plain, q.concepts)
+	lx := ix.lx
+	return q.qVerb && !q.question && q.exact < 0 && (!lx.readsOnly(q.groups, q.gerund) || len(inFam) > 0 && lx.listsOnly(q.groups)) &&
+		!lx.actsOnLiteral(q.text) && !ix.actionMeetsObject(q.groups, q.action, inFam, keep, q.plain, q.concepts)
 }
 
 // fits reports whether one of the gateWindow best-ranked tools fits q
@@ -89,16 +90,17 @@ func (ix *Index) cut(all []Hit) (out []Hit, vague bool) {
 // tools keep accepts count: a tool the caller cannot call does not answer
 // its request.
 func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam map[int32]bool, keep func(*tools.Tool) bool, plain string, implied map[string][]string) bool {
+	lx := ix.lx
 	var objs []group
 	qObj := map[string]bool{}
-	directTerms(plain, qObj)
+	lx.directTerms(plain, qObj)
 	inPP := false // the request's objects are all in prepositional phrases
 	known := false
 	// "Nuke it": the object is what an earlier sentence named.
-	pro := pronounObject(plain)
+	pro := lx.pronounObject(plain)
 	for _, g := range groups {
 		w := g.terms[0]
-		if verbs[w] || g.qw < 1 && !pro || ix.namesFamily(w) || vagueObjects[w] {
+		if lx.verbs[w] || g.qw < 1 && !pro || ix.namesFamily(w) || lx.vagueObjects[w] {
 			continue
 		}
 		objs = append(objs, g)
@@ -171,7 +173,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	}
 	// A tool named after what one writes, with no verb (issues_comment),
 	// writes it.
-	if action["creat"] {
+	if action[lx.createVerb] {
 		for _, d := range ix.writers {
 			acting[d] = true
 		}
@@ -210,7 +212,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	// updates it if update is set.
 	headed := func(w string, update bool) bool {
 		for _, p := range ix.post[w] {
-			if d := &ix.docs[p.doc]; d.head == w && (!update || slices.Contains(d.verb, "updat")) && candidate(p.doc) {
+			if d := &ix.docs[p.doc]; d.head == w && (!update || slices.Contains(d.verb, lx.updateVerb)) && candidate(p.doc) {
 				return true
 			}
 		}
@@ -221,17 +223,17 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	adds := false
 	for _, g := range groups {
 		w := g.terms[0]
-		if verbs[w] && g.qw >= 1 && headed(w, false) {
+		if lx.verbs[w] && g.qw >= 1 && headed(w, false) {
 			return true
 		}
-		adds = adds || w == "add" && g.qw >= 1
+		adds = adds || lx.partVerbs[w] && g.qw >= 1
 	}
 	// Adding a part to a thing updates the thing: "add a panel to the
 	// dashboard" is update_dashboard, in a catalog without add_panel.
 	if adds {
 		for _, g := range groups {
 			w := g.terms[0]
-			if !verbs[w] && g.qw >= 1 && !ix.namesFamily(w) && !qObj[w] && headed(w, true) {
+			if !lx.verbs[w] && g.qw >= 1 && !ix.namesFamily(w) && !qObj[w] && headed(w, true) {
 				return true
 			}
 		}
@@ -242,11 +244,11 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 // listsOnly reports whether a request's only verb is list: a listing of
 // a family's things, which only a tool that lists them answers ("list
 // auth0 users" beside auth0_list_logs).
-func listsOnly(groups []group) bool {
+func (lx *Lexicon) listsOnly(groups []group) bool {
 	n := 0
 	for _, g := range groups {
-		if verbs[g.terms[0]] && g.qw >= 1 {
-			if g.terms[0] != "list" {
+		if lx.verbs[g.terms[0]] && g.qw >= 1 {
+			if g.terms[0] != lx.listVerb {
 				return false
 			}
 			n++
@@ -257,10 +259,10 @@ func listsOnly(groups []group) bool {
 
 // readsOnly reports whether every verb of the query reads (get, list,
 // search, …).
-func readsOnly(groups []group, gerund map[string]bool) bool {
+func (lx *Lexicon) readsOnly(groups []group, gerund map[string]bool) bool {
 	for _, g := range groups {
 		w := g.terms[0]
-		if verbs[w] && !gerund[w] && !readGroup[w] {
+		if lx.verbs[w] && !gerund[w] && !lx.readGroup[w] {
 			return false
 		}
 	}
@@ -273,14 +275,15 @@ func readsOnly(groups []group, gerund map[string]bool) bool {
 // determiner, a number or a word the catalog has: an imperative of an
 // action no tool does.
 func (ix *Index) opensUnknownVerb(plain string) bool {
+	lx := ix.lx
 	for _, s := range sentences(plain) {
 		spans := wordSpans(s)
 		if len(spans) < 2 || !plainWord(s[spans[0][0]:spans[0][1]]) {
 			continue // a name or a key (MOB-1502, QA), not a verb
 		}
 		ws := lowerWords(s)
-		t, exp := wordTerm(ws[0])
-		if t == "" || exp != nil || verbs[t] || len(ix.post[t]) > 0 || len(synonyms[t]) > 0 || slices.ContainsFunc(oneWay[t], func(r string) bool { return len(ix.post[r]) > 0 }) || changes[t] || idiomWords[ws[0]] || len(ix.typos(t)) > 0 {
+		t, exp := lx.wordTerm(ws[0])
+		if t == "" || exp != nil || lx.verbs[t] || len(ix.post[t]) > 0 || len(lx.synonyms[t]) > 0 || slices.ContainsFunc(lx.oneWay[t], func(r string) bool { return len(ix.post[r]) > 0 }) || lx.changes[t] || lx.idiomWords[ws[0]] || len(ix.typos(t)) > 0 {
 			continue
 		}
 		rel, arg := related(t)
@@ -288,8 +291,8 @@ func (ix *Index) opensUnknownVerb(plain string) bool {
 			continue
 		}
 		next := ws[1]
-		nt, _ := wordTerm(next)
-		if npOpeners[next] || next[0] >= '0' && next[0] <= '9' || nt != "" && len(ix.post[nt]) > 0 && !verbs[nt] {
+		nt, _ := lx.wordTerm(next)
+		if lx.npOpeners[next] || next[0] >= '0' && next[0] <= '9' || nt != "" && len(ix.post[nt]) > 0 && !lx.verbs[nt] {
 			return true
 		}
 	}

@@ -43,12 +43,18 @@
 //
 // # Word knowledge
 //
-// What the ranking knows of English and of services — stop words,
-// synonyms and canonical forms, phrasal verbs and idioms, the concepts a
-// request implies, the rephrasings, the names of well-known services —
-// is in words.go, concepts.go and services.go; WordNet's related words and
-// irregular verbs are embedded text (related.txt and irregular.txt, made
-// by internal/genrelated).
+// What the ranking knows of English and of services is data, not code:
+// the embedded files of words/ — word sets by role (sets.txt), synonyms,
+// one-way meanings, canonical forms and abbreviations (synonyms.txt),
+// phrasal verbs, idioms and hints (phrasal.txt), the concepts a request
+// implies (concepts.txt), rephrasings (rephrasings.txt) and well-known
+// services (services.txt) — read into a Lexicon (lexicon.go, phrasal.go,
+// concepts.go, services.go). No code path names a word, a server or a
+// brand. WordNet's related words and irregular verbs are embedded text
+// too (related.txt and irregular.txt, made by internal/genrelated). An
+// operator adds a domain's words in a file of the same format
+// (LoadLexicon, Options.Lexicon); docs/search.md describes it. Every row
+// of the built-in files is a generated test case (words_test.go).
 //
 // # Changing it safely
 //

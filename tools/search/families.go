@@ -72,7 +72,8 @@ func (ix *Index) namesAnyFamily(q *query) bool {
 // of some tools' family (not all tools') that the rest of the catalog
 // hardly uses ("GitLab", "Postgres").
 func (ix *Index) namesFamily(w string) bool {
-	if verbs[w] {
+	lx := ix.lx
+	if lx.verbs[w] {
 		return false
 	}
 	fd := ix.famDF[w]
@@ -124,7 +125,7 @@ type family struct{ family, action string }
 // the family is the upstream server the tool comes from when the name
 // starts with it, else a first name word that at least two tools share and
 // that is not a verb (github_…, k8s_…); the action is the rest of the name.
-func familiesOf(ts []*tools.Tool) []family {
+func (lx *Lexicon) familiesOf(ts []*tools.Tool) []family {
 	first := map[string]int{}
 	for _, t := range ts {
 		if ws := nameWords(t.Name); len(ws) > 1 {
@@ -144,14 +145,14 @@ func familiesOf(ts []*tools.Tool) []family {
 			ws = append(sw, own...)
 		}
 		var fam []string
-		if src := t.Source; src != "" && src != "builtin" && src != "local" {
+		if src := t.Source; upstream(src) {
 			sw := nameWords(src)
 			if len(ws) > len(sw) && equalPrefix(ws, sw) {
 				fam, ws = ws[:len(sw)], ws[len(sw):]
 			} else {
 				fam = sw
 			}
-		} else if len(ws) > 1 && first[ws[0]] >= 2 && !isVerb(ws[0]) {
+		} else if len(ws) > 1 && first[ws[0]] >= 2 && !lx.isVerb(ws[0]) {
 			fam, ws = ws[:1], ws[1:]
 		}
 		out[i] = family{family: strings.Join(fam, " "), action: strings.Join(ws, " ")}
@@ -180,11 +181,17 @@ func equalPrefix(ws, prefix []string) bool {
 
 // isVerb reports whether w (a name word) is a verb a tool name starts with
 // (get_…, list_…), never a family.
-func isVerb(w string) bool {
-	t := Terms(w)
+func (lx *Lexicon) isVerb(w string) bool {
+	t := lx.terms(w)
 	if len(t) != 1 {
 		return false
 	}
-	_, ok := verbs[t[0]]
+	_, ok := lx.verbs[t[0]]
 	return ok
+}
+
+// upstream reports whether a tool's source is an upstream server (its
+// name), not sandcall's own tools ("builtin", "local" scripts).
+func upstream(source string) bool {
+	return source != "" && source != "builtin" && source != "local"
 }

@@ -38,9 +38,10 @@ type Index struct {
 	srcOf    []int32                 // each tool's server, an index into srcNorm (-1: none)
 	srcPost  map[string][]srvPosting // a term's servers, with its frequency over all their tools' text
 	srcNorm  []float64               // each server's BM25 length normalization
-	// weekdayFamily: a family is named after a day of the week (monday.com),
-	// so a weekday said as a date must be told from it (see dropWeekdays).
-	weekdayFamily bool
+	// dateFamily: a family is named after a word said as a date (a day
+	// of the week), so that date must be told from it (see dropDates).
+	dateFamily bool
+	lx         *Lexicon
 }
 
 type doc struct {
@@ -63,16 +64,31 @@ type posting struct {
 	tf  [nFields]float32
 }
 
-// New indexes ts.
-func New(ts []*tools.Tool) *Index {
-	ix := &Index{docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
+// New indexes ts, with the built-in word knowledge.
+func New(ts []*tools.Tool) *Index { return NewWith(ts, Options{}) }
+
+// Options configure an Index beyond its tools. The zero value is the
+// built-in ranking.
+type Options struct {
+	// Lexicon is the word knowledge the index reads text with; nil: the
+	// built-in (see LoadLexicon for adding a domain's words).
+	Lexicon *Lexicon
+}
+
+// NewWith indexes ts with the options o.
+func NewWith(ts []*tools.Tool, o Options) *Index {
+	lx := o.Lexicon
+	if lx == nil {
+		lx = builtin()
+	}
+	ix := &Index{lx: lx, docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
 	var valid []*tools.Tool
 	for _, t := range ts {
 		if t != nil {
 			valid = append(valid, t)
 		}
 	}
-	fams := familiesOf(valid)
+	fams := lx.familiesOf(valid)
 	var total [nFields]float64
 	tf := map[string]*[nFields]float32{}
 	direct := map[string]bool{}
@@ -88,7 +104,7 @@ func New(ts []*tools.Tool) *Index {
 		texts := [nFields]string{action, fam, summary, rest, paramText(t.InputSchema)}
 		clear(tf)
 		for f, text := range texts {
-			for _, w := range indexTerms(capText(text, MaxFieldBytes)) {
+			for _, w := range lx.indexTerms(capText(text, MaxFieldBytes)) {
 				c := tf[w]
 				if c == nil {
 					c = new([nFields]float32)
@@ -100,10 +116,10 @@ func New(ts []*tools.Tool) *Index {
 			}
 			total[f] += float64(d.len[f])
 		}
-		d.head = nameHead(action)
+		d.head = lx.nameHead(action)
 		clear(direct)
-		directTerms(summary, direct)
-		directTerms(rest, direct)
+		lx.directTerms(summary, direct)
+		lx.directTerms(rest, direct)
 		for w, c := range tf {
 			if (c[fSummary] > 0 || c[fDesc] > 0) && !direct[w] {
 				d.ctx = append(d.ctx, w)
@@ -115,16 +131,16 @@ func New(ts []*tools.Tool) *Index {
 		}
 		sort.Strings(d.name)
 		for _, w := range d.name {
-			if verbs[w] {
+			if lx.verbs[w] {
 				d.verb = append(d.verb, w)
 			} else {
 				ix.named[w] = true
 			}
 		}
-		if len(d.verb) == 0 && writable[d.head] {
+		if len(d.verb) == 0 && lx.writable[d.head] {
 			ix.writers = append(ix.writers, int32(len(ix.docs)))
 		}
-		for _, w := range enumTerms(t.InputSchema) {
+		for _, w := range lx.enumTerms(t.InputSchema) {
 			ix.ops[w] = append(ix.ops[w], int32(len(ix.docs)))
 		}
 		ix.byName[t.Name] = len(ix.docs)
@@ -147,8 +163,8 @@ func New(ts []*tools.Tool) *Index {
 	for _, ws := range ix.vocab {
 		sort.Strings(ws)
 	}
-	for _, d := range weekdays {
-		ix.weekdayFamily = ix.weekdayFamily || ix.famDF[stem(d)] > 0
+	for _, t := range lx.dateTerms {
+		ix.dateFamily = ix.dateFamily || ix.famDF[t] > 0
 	}
 	for w := range ix.famDF {
 		if ix.namesFamily(w) {
@@ -195,7 +211,7 @@ func summaryOf(desc string) (summary, rest string) {
 
 // enumTerms returns the distinct terms of the string enum values of s's
 // properties (the first 32 values of each, about maxOps terms in all).
-func enumTerms(s *jsonschema.Schema) []string {
+func (lx *Lexicon) enumTerms(s *jsonschema.Schema) []string {
 	if s == nil {
 		return nil
 	}
@@ -206,7 +222,7 @@ func enumTerms(s *jsonschema.Schema) []string {
 		}
 		for i, e := range p.Enum {
 			if str, ok := e.(string); ok && i < 32 && len(out) < maxOps {
-				out = append(out, Terms(capText(str, 64))...)
+				out = append(out, lx.terms(capText(str, 64))...)
 			}
 		}
 	}
@@ -259,13 +275,13 @@ const maxOps = 256
 // api_put acts on what its arguments say) — a verb's word counts as a noun
 // after a noun, other than the name's own verb — or the last of several
 // verbs.
-func nameHead(action string) string {
+func (lx *Lexicon) nameHead(action string) string {
 	// What a name acts on comes before its preposition: add_comment_to_issue
 	// adds comments, get_cards_by_list gets cards.
 	if ws := strings.Fields(action); len(ws) > 2 {
 		for i, w := range ws[1:] {
-			if namePrepositions[w] {
-				if before := Terms(strings.Join(ws[:i+1], " ")); slices.ContainsFunc(before, func(t string) bool { return !verbs[t] }) {
+			if lx.namePrepositions[w] {
+				if before := lx.terms(strings.Join(ws[:i+1], " ")); slices.ContainsFunc(before, func(t string) bool { return !lx.verbs[t] }) {
 					action = strings.Join(ws[:i+1], " ")
 				}
 				break
@@ -273,25 +289,25 @@ func nameHead(action string) string {
 		}
 	}
 	head := ""
-	ts := Terms(action)
+	ts := lx.terms(action)
 	// The name's own verb is its first word, or else its last verb; a
 	// verb's word elsewhere is a noun (orders_refunds_create makes refunds).
 	own := -1
 	for i, t := range ts {
-		if verbs[t] && (i == 0 || own != 0) {
+		if lx.verbs[t] && (i == 0 || own != 0) {
 			own = i
 		}
 	}
 	for i, t := range ts {
-		if (!verbs[t] || own >= 0 && i != own && i > 0 && !verbs[ts[i-1]]) && t != "put" {
+		if (!lx.verbs[t] || own >= 0 && i != own && i > 0 && !lx.verbs[ts[i-1]]) && !lx.genericNameVerbs[t] {
 			head = t
 		}
 	}
 	// Marking acts on what follows the verb, the rest its new state
 	// (mark_todo_done, markIssueFalsePositive).
-	if own >= 0 && ts[own] == "mark" {
+	if own >= 0 && lx.markingVerbs[ts[own]] {
 		for _, t := range ts[own+1:] {
-			if !verbs[t] {
+			if !lx.verbs[t] {
 				return t
 			}
 		}
@@ -309,7 +325,7 @@ func nameHead(action string) string {
 // a table": records, not table; "If the database does not exist, it is
 // created": not database). A parenthesis or a list goes on with the
 // object ("an engagement (Note or Task)", "an array of documents").
-func directTerms(text string, out map[string]bool) {
+func (lx *Lexicon) directTerms(text string, out map[string]bool) {
 	obj := false // in the object of a verb
 	var buf []byte
 	prev := ""
@@ -321,17 +337,17 @@ func directTerms(text string, out map[string]bool) {
 		buf = buf[:0]
 		pw := prev
 		prev = lw
-		if p, ok := phrases[[2]string{pw, lw}]; ok && verbs[p] {
+		if p, ok := lx.pairs[[2]string{pw, lw}]; ok && lx.verbs[p] {
 			obj = true // "spin up a module"
 			return
 		}
-		if prepositions[lw] || clauseWords[lw] {
+		if lx.prepositions[lw] || lx.clauseWords[lw] {
 			obj = false
 			return
 		}
-		t, ts := wordTerm(lw)
+		t, ts := lx.wordTerm(lw)
 		if t != "" {
-			if verbs[t] {
+			if lx.verbs[t] {
 				obj = true
 			} else if obj {
 				out[t] = true
@@ -339,7 +355,7 @@ func directTerms(text string, out map[string]bool) {
 			return
 		}
 		for _, t := range ts {
-			if verbs[t] {
+			if lx.verbs[t] {
 				obj = true
 				return
 			}
@@ -372,7 +388,7 @@ func (ix *Index) buildServers() {
 	ix.srcOf = make([]int32, len(ix.docs))
 	for i := range ix.docs {
 		src := ix.docs[i].tool.Source
-		if src == "" || src == "builtin" || src == "local" {
+		if !upstream(src) {
 			ix.srcOf[i] = -1
 			continue
 		}
@@ -425,9 +441,9 @@ func (ix *Index) buildServers() {
 
 // readsOnly reports whether all of d's verbs read (get, list, search, or
 // a synonym of get).
-func (d *doc) readsOnly() bool {
+func (d *doc) readsOnly(lx *Lexicon) bool {
 	for _, v := range d.verb {
-		if !slices.Contains(readVerbs, v) && !slices.Contains(synonyms["get"], v) {
+		if !slices.Contains(lx.readVerbs, v) && !slices.Contains(lx.synonyms[lx.getVerb], v) {
 			return false
 		}
 	}

@@ -13,7 +13,8 @@ import (
 // a build; a search that arrives before it is ready builds it itself. It
 // is safe for concurrent use.
 type Live struct {
-	cat *tools.Catalog
+	cat  *tools.Catalog
+	opts Options
 
 	mu    sync.Mutex  // guards ix, gen and timer
 	ix    *Index      // nil: stale
@@ -29,8 +30,11 @@ const rebuildDelay = 50 * time.Millisecond
 // (rebuildDelay from now) or by the first search, whichever comes first:
 // a command that never searches (`sandcall run`) does not build it on its
 // start-up path.
-func NewLive(cat *tools.Catalog) *Live {
-	l := &Live{cat: cat}
+func NewLive(cat *tools.Catalog) *Live { return NewLiveWith(cat, Options{}) }
+
+// NewLiveWith is NewLive with options: every index it builds uses them.
+func NewLiveWith(cat *tools.Catalog, o Options) *Live {
+	l := &Live{cat: cat, opts: o}
 	cat.OnChange(l.invalidate)
 	l.invalidate()
 	return l
@@ -57,7 +61,7 @@ func (l *Live) build() {
 	if done {
 		return
 	}
-	ix := New(l.cat.List())
+	ix := NewWith(l.cat.List(), l.opts)
 	l.mu.Lock()
 	if l.gen == gen && l.ix == nil {
 		l.ix = ix
@@ -71,7 +75,7 @@ func (l *Live) Index() *Index {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ix == nil {
-		l.ix = New(l.cat.List())
+		l.ix = NewWith(l.cat.List(), l.opts)
 	}
 	return l.ix
 }

@@ -24,6 +24,7 @@ type features struct {
 // features ranks the tools m matched that keep accepts (model: also keep
 // each one's name coverage, for the gate's model).
 func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, model bool) *features {
+	lx := ix.lx
 	f := &features{}
 	if len(ix.srcNorm) > 1 {
 		f.srvScore, f.srvMax = ix.serverScores(q.groups)
@@ -33,7 +34,7 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 	var summaryVerb map[int32]bool
 	if !q.specific {
 		for _, g := range q.groups {
-			if !verbs[g.terms[0]] || g.qw < 1 {
+			if !lx.verbs[g.terms[0]] || g.qw < 1 {
 				continue
 			}
 			for _, p := range ix.post[g.terms[0]] {
@@ -69,7 +70,7 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 			if q.specific {
 				continue
 			}
-			v := verbs[w]
+			v := lx.verbs[w]
 			objSaid = objSaid || !v && qv > 0
 			// A name's verb that the query says in other words its summary
 			// uses counts as said, for a query of common words ("rename a
@@ -100,7 +101,7 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 			s *= verbBoost
 		case -1:
 			s *= verbPenalty
-			if q.writeOnly && d.readsOnly() {
+			if q.writeOnly && d.readsOnly(lx) {
 				s *= readOnlyPenalty
 			}
 		}
@@ -127,14 +128,15 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 // other verbs (-1), or neither a verb nor a query's (0): a question that
 // says none asks for reading (get, list, …).
 func (q *query) agrees(d *doc) int {
-	if len(d.verb) == 0 && q.action["creat"] && writable[d.head] {
+	lx := q.lx
+	if len(d.verb) == 0 && q.action[lx.createVerb] && lx.writable[d.head] {
 		return 1 // issues_comment writes a comment (see actionMeetsObject)
 	}
 	if len(d.verb) == 0 || !q.qVerb && !q.question {
 		return 0
 	}
 	for _, v := range d.verb {
-		if q.action[v] || q.question && slices.Contains(readVerbs, v) {
+		if q.action[v] || q.question && slices.Contains(lx.readVerbs, v) {
 			return 1
 		}
 	}

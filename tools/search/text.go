@@ -9,7 +9,11 @@ import (
 // Terms returns the index terms of text, in order: words cut at
 // non-alphanumerics, snake_case and camelCase, lower-cased, without stop
 // words, with two-word verbs folded and abbreviations expanded, stemmed.
-func Terms(text string) []string {
+// (with the built-in word knowledge).
+func Terms(text string) []string { return builtin().terms(text) }
+
+// terms returns the index terms of text (see Terms).
+func (lx *Lexicon) terms(text string) []string {
 	var out []string
 	ws := words(text)
 	for i, w := range ws {
@@ -17,14 +21,14 @@ func Terms(text string) []string {
 	}
 	for i := 0; i < len(ws); i++ {
 		w := ws[i]
-		if idiomWords[w] {
-			if ts, n, ok := idiom(ws, i); ok {
+		if lx.idiomWords[w] {
+			if ts, n, ok := lx.idiom(ws, i); ok {
 				out = append(out, ts...)
 				i += n
 				continue
 			}
 		}
-		if t, exp := wordTerm(w); exp != nil {
+		if t, exp := lx.wordTerm(w); exp != nil {
 			out = append(out, exp...)
 		} else if t != "" {
 			out = append(out, t)
@@ -36,8 +40,8 @@ func Terms(text string) []string {
 // indexTerms returns the terms of a tool's text: its Terms, and the whole
 // of each word written in camelCase ("PromQL" is prom, ql and promql), which
 // a query may write in lower case.
-func indexTerms(text string) []string {
-	out := Terms(text)
+func (lx *Lexicon) indexTerms(text string) []string {
+	out := lx.terms(text)
 	start, camel := -1, false
 	for i, r := range text + " " {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -50,7 +54,7 @@ func indexTerms(text string) []string {
 		}
 		if start >= 0 && camel {
 			if w := text[start:i]; len(words(w)) > 1 {
-				if t, _ := wordTerm(strings.ToLower(w)); t != "" {
+				if t, _ := lx.wordTerm(strings.ToLower(w)); t != "" {
 					out = append(out, t)
 				}
 			}
@@ -60,68 +64,14 @@ func indexTerms(text string) []string {
 	return out
 }
 
-// idiom reads an everyday idiom of requests at ws[i] ("remind me", "open
-// an issue", "drop a comment", "tick it off", a two-word verb): its terms
-// and how many more words it takes.
-func idiom(ws []string, i int) (terms []string, n int, ok bool) {
-	w := ws[i]
-	switch {
-	case w == "remind" && i+1 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us"):
-		return []string{"creat", "remind"}, 1, true // a reminder to make
-	case w == "start" && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && (ws[i+2] == "new" || ws[i+2] == "fresh"):
-		return []string{"creat"}, 2, true
-	case w == "pull" && (i+1 == len(ws) || !strings.HasPrefix(ws[i+1], "request")):
-		return []string{"get"}, 0, true // "pull the prices from …", not a pull request
-	case creates[w] != nil && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an" || w == "log" && (ws[i+1] == "the" || ws[i+1] == "my" || ws[i+1] == "our")) && creates[w][ws[i+2]]:
-		return []string{"creat"}, 1, true // "open an issue", "log a bug"
-	case w == "log" && i+1 < len(ws) && (ws[i+1] == "time" || ws[i+1] == "hours" || ws[i+1] == "minutes"):
-		return []string{"creat"}, 0, true // "log time on the issue"
-	case leaves[w] && i+2 < len(ws) && (ws[i+1] == "a" || ws[i+1] == "an") && (writable[ws[i+2]] || i+3 < len(ws) && writable[ws[i+3]]):
-		return []string{"creat"}, 1, true // "drop a comment": writing one, not a deletion
-	case offVerbs[w] && i+1 < len(ws) && ws[i+1] == "off":
-		return []string{"complet"}, 1, true // "cross off"
-	case offVerbs[w] && i+2 < len(ws) && pronouns[ws[i+1]] && ws[i+2] == "off":
-		return []string{"complet"}, 2, true // "tick it off"
-	case offVerbs[w] && i+3 < len(ws) && pronouns[ws[i+1]] && ws[i+3] == "off":
-		// "check that task off": what is done stays.
-		if t, _ := wordTerm(ws[i+2]); t != "" {
-			return []string{"complet", t}, 3, true
-		}
-		return []string{"complet"}, 3, true
-	case i+1 < len(ws):
-		if p, ok := phrases[[2]string{w, ws[i+1]}]; ok {
-			return []string{p}, 1, true
-		}
-	}
-	return nil, 0, false
-}
-
-// idiomWords are the words that may begin an idiom (see idiom): every
-// other word is read alone.
-var idiomWords = func() map[string]bool {
-	m := map[string]bool{"remind": true, "start": true, "pull": true, "log": true}
-	for _, set := range []map[string]bool{leaves, offVerbs} {
-		for w := range set {
-			m[w] = true
-		}
-	}
-	for w := range creates {
-		m[w] = true
-	}
-	for p := range phrases {
-		m[p[0]] = true
-	}
-	return m
-}()
-
 // wordTerm returns the index form of w, a lower-cased word: its expansion
 // (pr → pull request) as exp, or its stem as t (wrote → write, repo →
 // repository); nothing for a stop word or a single letter.
-func wordTerm(w string) (t string, exp []string) {
-	if stop[w] {
+func (lx *Lexicon) wordTerm(w string) (t string, exp []string) {
+	if lx.stop[w] {
 		return "", nil
 	}
-	if exp, ok := expand[w]; ok {
+	if exp, ok := lx.expand[w]; ok {
 		return "", exp
 	}
 	if v, ok := irregular[w]; ok {
@@ -129,7 +79,7 @@ func wordTerm(w string) (t string, exp []string) {
 	} else {
 		w = stem(w)
 	}
-	if c, ok := canon[w]; ok {
+	if c, ok := lx.canon[w]; ok {
 		w = c
 	}
 	if len(w) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') {
@@ -275,32 +225,15 @@ func capText(s string, n int) string {
 	return s[:n]
 }
 
-func toSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // capitalized returns the terms of the words query writes capitalized
 // other than at the start of a sentence ("in Plane", "the Memory server").
-func capitalized(query string) map[string]bool {
+func (lx *Lexicon) capitalized(query string) map[string]bool {
 	out := map[string]bool{}
 	start := true
 	for _, f := range strings.Fields(query) {
 		w := strings.Trim(f, "\"'()[]{}.,;:!?")
 		if r, _ := utf8.DecodeRuneInString(w); !start && isUpper(r) {
-			for _, t := range Terms(w) {
+			for _, t := range lx.terms(w) {
 				out[t] = true
 			}
 			out[stem(strings.ToLower(w))] = true
