@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,11 @@ func TestSearchToolsDirect(t *testing.T) {
 			t.Errorf("search lists itself: %v", got)
 		}
 	}
-	// Nothing relevant: an empty list with a hint, not an error.
+	if !res.Confident || res.Families != nil {
+		t.Errorf("a confident answer: confident %v, families %v", res.Confident, res.Families)
+	}
+	// Nothing relevant: not confident, no tool shares a word, the
+	// families to look in and a hint; not an error.
 	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
 		json.RawMessage(`{"query":"weather forecast in Lisbon"}`))
 	if err != nil {
@@ -98,13 +103,26 @@ func TestSearchToolsDirect(t *testing.T) {
 	}
 	res = bindings.SearchResult{}
 	_ = json.Unmarshal(raw, &res)
-	if res.Shown != 0 || res.Total != 0 || res.Hint == "" || res.Tools == nil {
+	if res.Confident || res.Shown != 0 || res.Total != 0 || res.Hint == "" || res.Tools == nil || !strings.Contains(string(raw), `"confident":false`) {
 		t.Errorf("no match: %s", raw)
 	}
-	// Bad arguments are E_TOOL_ARGS, as for any tool.
-	_, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName, json.RawMessage(`{"query":"x","limit":500}`))
-	if e := sandbox.AsError(err, ""); e == nil || e.Code != sandbox.EToolArgs {
-		t.Errorf("limit 500: err = %v, want E_TOOL_ARGS", err)
+	var fams []string
+	for _, f := range res.Families {
+		fams = append(fams, fmt.Sprintf("%s:%d", f.Name, f.Tools))
+	}
+	if strings.Join(fams, ",") != "shop:2" {
+		t.Errorf("families %v, want shop's (the one name prefix two tools share), with its tools", fams)
+	}
+	// Close but not sure: the closest tools, marked so, and the families.
+	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
+		json.RawMessage(`{"query":"void the order"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = bindings.SearchResult{}
+	_ = json.Unmarshal(raw, &res)
+	if res.Confident || res.Shown == 0 || res.Shown > 3 || len(res.Families) == 0 || !strings.Contains(res.Hint, "closest") {
+		t.Errorf("close, not sure: %s", raw)
 	}
 }
 
@@ -118,7 +136,7 @@ const d = await tools.$describe(["shop_refund_order", "billing_refund_payment", 
 const one = await tools.$describe("tools.k8s_rollout_restart");
 let err = null;
 try { await tools.$describe(["search_tools"]); } catch (e) { err = e.code; }
-return {found: s.tools.map(t => t.name), callers: s.tools.map(t => t.callers.join()), described: d.described,
+return {found: s.tools.map(t => t.name), confident: s.confident, callers: s.tools.map(t => t.callers.join()), described: d.described,
         unknown: d.unknown, decl: d.declarations, one: one.described, err};`
 	res := r.Run(context.Background(), bindings.RunRequest{Program: sandbox.Program{Source: src}})
 	if !res.OK {
@@ -127,11 +145,12 @@ return {found: s.tools.map(t => t.name), callers: s.tools.map(t => t.callers.joi
 	var out struct {
 		Found, Callers, Described, Unknown, One []string
 		Decl, Err                               string
+		Confident                               bool
 	}
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(out.Found, ",") != "shop_refund_order" {
+	if strings.Join(out.Found, ",") != "shop_refund_order" || !out.Confident {
 		t.Errorf("found %v: a program must not see the direct-only billing_refund_payment", out.Found)
 	}
 	if strings.Join(out.Callers, ";") != "code" {

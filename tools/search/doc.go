@@ -36,8 +36,11 @@
 //     tool's object, a floor none of the best tools reaches, a query many
 //     tools fit alike — and, for a longer request in a large catalog, a
 //     logistic model over them and the ranking's features
-//     (gateweights.go, fitted by TestGateWeights), decide whether anything
-//     answers the query.
+//     (gateweights.go, fitted by TestGateWeights), decide whether the
+//     hits answer the query. A search never answers with nothing for want
+//     of confidence: Result.Confident says whether the hits answer it, and
+//     when they do not they are the closest three, with the catalog's
+//     families (Result.Families) to look further in.
 //
 // search.go drives the stages. tuning.go holds every tuned number.
 //

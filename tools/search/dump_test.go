@@ -59,10 +59,10 @@ func TestDumpRankings(t *testing.T) {
 
 // dumpSearch is what Search answers for q, as one line.
 func dumpSearch(ix *search.Index, q string, limit int) string {
-	hits, total := ix.Search(q, limit, nil)
+	r := ix.Search(bg, q, limit, nil)
 	var b strings.Builder
-	fmt.Fprintf(&b, "total=%d", total)
-	for _, h := range hits {
+	fmt.Fprintf(&b, "confident=%v total=%d families=%d", r.Confident, r.Total, len(r.Families))
+	for _, h := range r.Hits {
 		fmt.Fprintf(&b, " %s:%.10g:%.10g", h.Tool.Name, h.Score, h.Confidence)
 	}
 	return b.String()

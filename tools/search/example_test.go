@@ -23,7 +23,7 @@ func ExampleIndex_Search() {
 		"What's in my Downloads folder?",
 		"create a Jira ticket",
 	} {
-		hits, _ := ix.Search(q, 1, nil)
+		hits, _ := sure(ix.Search(bg, q, 1, nil))
 		if len(hits) == 0 {
 			fmt.Printf("%q: nothing fits\n", q)
 			continue

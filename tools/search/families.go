@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sandcall/sandcall/tools"
@@ -194,4 +195,22 @@ func (lx *Lexicon) isVerb(w string) bool {
 // name), not sandcall's own tools ("builtin", "local" scripts).
 func upstream(source string) bool {
 	return source != "" && source != "builtin" && source != "local"
+}
+
+// familyList returns the families of the tools keep accepts (all if keep
+// is nil), by name, with how many of their tools it accepts.
+func (ix *Index) familyList(keep func(*tools.Tool) bool) []Family {
+	n := map[string]int{}
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		if d.family != "" && (keep == nil || keep(d.tool)) {
+			n[d.family]++
+		}
+	}
+	out := make([]Family, 0, len(n))
+	for name, c := range n {
+		out = append(out, Family{Name: name, Tools: c})
+	}
+	slices.SortFunc(out, func(a, b Family) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -51,6 +51,9 @@ type doc struct {
 	ctx  []string // terms its summary and description say only outside a verb's object (see directTerms)
 	head string   // the last term of the name's action words that is not a verb: what it acts on
 	verb []string // the verbs among name
+	// family is the name of its family as a caller may search it: its
+	// server, or the name prefix it shares ("" if none).
+	family string
 }
 
 // srvPosting is a term's frequency in a server's tools' text.
@@ -95,6 +98,10 @@ func NewWith(ts []*tools.Tool, o Options) *Index {
 	for i, t := range valid {
 		d := doc{tool: t}
 		fam, action := fams[i].family, fams[i].action
+		d.family = fam
+		if upstream(t.Source) {
+			d.family = t.Source
+		}
 		summary, rest := summaryOf(t.Description)
 		if t.Title != "" {
 			// A title often says in words what the name abbreviates

@@ -57,7 +57,7 @@ func TestOperatorWords(t *testing.T) {
 		{"bill their insurance for today", "billing_create_claim"},
 	} {
 		top := func(ix *search.Index) string {
-			if hits, _ := ix.Search(c.query, 1, nil); len(hits) > 0 {
+			if hits, _ := sure(ix.Search(bg, c.query, 1, nil)); len(hits) > 0 {
 				return hits[0].Tool.Name
 			}
 			return ""
@@ -70,7 +70,7 @@ func TestOperatorWords(t *testing.T) {
 		}
 	}
 	// A service the file names, asked for, is one the catalog lacks.
-	if hits, _ := clinic.Search("Create an encounter in Epicor.", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(clinic.Search(bg, "Create an encounter in Epicor.", 3, nil)); len(hits) != 0 {
 		t.Errorf("a request for Epicor, which the catalog lacks, found %v", hits[0].Tool.Name)
 	}
 }

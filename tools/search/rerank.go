@@ -16,6 +16,7 @@ import (
 // features is the features stage's output.
 type features struct {
 	all      []Hit     // the candidates, best first
+	weak     []Hit     // the tools matched but dropped for saying too little of their name, unsorted
 	ncov     []float64 // each document's name coverage (filled for the model)
 	srvScore []float64 // each server's fit (see serverScores)
 	srvMax   float64   // the best server's
@@ -112,7 +113,11 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 		if !objSaid {
 			verbHit = 0
 		}
-		if s == 0 || !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < nameCover(q.famNamed) {
+		if s == 0 {
+			continue
+		}
+		if !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < nameCover(q.famNamed) {
+			f.weak = append(f.weak, Hit{Tool: d.tool, Score: s, Confidence: conf})
 			continue
 		}
 		f.all = append(f.all, Hit{Tool: d.tool, Score: s, Confidence: conf})

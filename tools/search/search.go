@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"sort"
 
 	"github.com/sandcall/sandcall/tools"
@@ -15,58 +16,119 @@ type Hit struct {
 	Confidence float64
 }
 
-// Search returns the tools that match query, best first, at most limit of
-// them (all if limit ≤ 0), and how many matched in all; nothing when the
-// gate judges that no tool answers it (see confidence.go). A hit's own
-// confidence may be lower than the floor. keep, if not nil, restricts the
-// search to the tools it accepts (the ones the caller may call, say); the
-// others are neither returned nor counted. A query naming a tool exactly
-// ranks that tool first.
-func (ix *Index) Search(query string, limit int, keep func(*tools.Tool) bool) (hits []Hit, total int) {
+// Result is a search's answer.
+type Result struct {
+	// Hits are the tools that fit the query, best first. When Confident
+	// is false they are the closest few (at most closestN), none of which
+	// fits the query well enough to be sure; there may be none when no
+	// tool shares a word with it.
+	Hits []Hit
+	// Total is how many tools fit in all: more than len(Hits) when the
+	// limit cut them (len(Hits) when not confident).
+	Total int
+	// Confident reports whether the hits answer the query (see
+	// confidence.go). A query naming a tool exactly, or a family, is
+	// answered confidently.
+	Confident bool
+	// Families are the families of the catalog (its servers, or the
+	// prefixes tools share) the caller may search, when the answer is not
+	// confident: where to look further, by searching one's name.
+	Families []Family
+}
+
+// Family is a family of tools: an upstream server, or a name prefix
+// several tools share.
+type Family struct {
+	Name  string
+	Tools int // how many of its tools the search could return
+}
+
+// closestN is how many of the closest tools an answer that is not
+// confident holds.
+const closestN = 3
+
+// Search ranks the tools for query and returns the best, at most limit of
+// them (all if limit ≤ 0), and whether they answer it (see Result). It
+// never answers with nothing for want of confidence: when no tool fits
+// confidently, it returns the closest few, marked so, with the catalog's
+// families. keep, if not nil, restricts the search to the tools it
+// accepts (the ones the caller may call, say); the others are neither
+// returned nor counted. A query naming a tool exactly ranks that tool
+// first.
+func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(*tools.Tool) bool) Result {
 	r := ix.rank(query, limit, keep, false)
-	switch {
-	case r.weighed:
-		if gateProb(&r.x) < gateThreshold {
-			return nil, 0
-		}
-	case r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] > 0:
-		return nil, 0
-	case r.x[gFloor] > 0:
+	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident()}
+	if r.usesFallback() {
 		// A request that names a family but that no tool fits above the
-		// floor falls back on the family's tools that do its action.
-		fallback := r.fallback
-		if limit > 0 && len(fallback) > limit {
-			fallback = fallback[:limit]
+		// floor is answered by the family's tools that do its action.
+		res.Hits = r.fallback
+		if limit > 0 && len(res.Hits) > limit {
+			res.Hits = res.Hits[:limit]
 		}
-		return fallback, len(fallback)
+		res.Total = len(res.Hits)
 	}
-	return r.hits, r.total
+	if !res.Confident {
+		res.Hits = r.closest
+		if n := min(closestN, max(limit, 1)); len(res.Hits) > n {
+			res.Hits = res.Hits[:n]
+		} else if limit <= 0 && len(res.Hits) > closestN {
+			res.Hits = res.Hits[:closestN]
+		}
+		res.Total = len(res.Hits)
+		res.Families = ix.familyList(keep)
+	}
+	return res
 }
 
 // ranked is what the pipeline knows of a query once it has ranked the
-// tools: the hits, their total, the gate's features (the checks, and when
-// weighed the model's), and the tools a short request that names a family
-// falls back on.
+// tools: the hits, their total, the closest tools whatever the checks,
+// the gate's features (the checks, and when weighed the model's), and the
+// tools a short request that names a family falls back on.
 type ranked struct {
 	hits     []Hit
 	total    int
+	closest  []Hit
 	x        gateX
 	fallback []Hit
-	// weighed: the model decides (see confidence.go).
-	weighed bool
+	// weighed: the model decides (see confidence.go); exact: the query
+	// names a tool exactly.
+	weighed, exact bool
+}
+
+// confident reports whether r's hits answer its query: a tool named
+// exactly does; otherwise the model decides a query it weighs, the checks
+// the others.
+func (r *ranked) confident() bool {
+	switch {
+	case len(r.hits) == 0:
+		return false
+	case r.exact:
+		return true
+	case r.weighed:
+		return gateProb(&r.x) >= gateThreshold
+	case r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] > 0:
+		return false
+	case r.x[gFloor] > 0:
+		return len(r.fallback) > 0
+	}
+	return true
+}
+
+// usesFallback reports whether r is answered by its family's fallback.
+func (r *ranked) usesFallback() bool {
+	return !r.exact && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
 }
 
 // rank runs the pipeline on query: analyze, match (BM25F), features,
 // scope (the family a request names), checks and the cut at limit. When
 // model is set, the model's features are read for every query but a tool
-// named exactly (to fit it); otherwise only for a query the model decides,
-// and a check that fails ends the ranking early, the checks alone
-// deciding.
+// named exactly (to fit it); otherwise only for a query the model decides.
 func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model bool) (r ranked) {
 	q := ix.analyze(text)
 	if q == nil {
 		return r
 	}
+	r.exact = q.exact >= 0
 	// A request whose verb, first, the catalog never says, nor a synonym
 	// or a related word of it, asks for what no tool does ("void the
 	// invoice", "install the plugin").
@@ -79,12 +141,13 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	// the size of the ones it was fitted to (see confidence.go); the
 	// checks alone decide the others.
 	model = model || len(ix.docs) >= gateMinTools && float64(len(q.groups)) > shortQuery
-	if !model && r.x[gUnknownVerb]+r.x[gAbsent] > 0 {
-		return r
-	}
 	m := ix.match(q)
 	f := ix.features(q, m, keep, model)
 	if len(f.all) == 0 {
+		// The closest tools are those that share a word with the query
+		// but too little of their names.
+		sortHits(f.weak)
+		r.closest = f.weak
 		return r
 	}
 	all, inFam, fallback := ix.scope(q, f.all)
@@ -94,15 +157,10 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	// names one — meets both in is asking for what the catalog lacks: the
 	// tools that do the action to something else, or something else to
 	// the thing, are near misses.
-	if ix.missesObject(q, inFam, keep) {
-		r.x[gAmo] = 1
-		if !model {
-			return ranked{x: r.x}
-		}
-	}
+	r.x[gAmo] = b2f(ix.missesObject(q, inFam, keep))
 	r.x[gFloor] = b2f(!ix.fits(q, all))
 	if len(all) == 0 {
-		return ranked{x: r.x}
+		return r
 	}
 	// cut filters all in place: the model was fitted to features read
 	// from all's first five, which past out's end are what the cut left
@@ -124,6 +182,7 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 		})
 	}
 	r.total = len(out)
+	r.closest = out[:min(len(out), closestN)]
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
