@@ -30,7 +30,7 @@ func TestTermsRequests(t *testing.T) {
 		"cross off groceries":   {"complet", "grocery"},
 		"check off":             {"complet"},
 		"check the logs":        {"check", "log"},
-		"sign off on the MR":    {"approv", "merge", "request"},
+		"sign off on the MR":    {"approv", "merg", "request"},
 	}
 	for in, want := range cases {
 		if got := search.Terms(in); !reflect.DeepEqual(got, want) {

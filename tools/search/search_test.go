@@ -209,7 +209,7 @@ func TestTerms(t *testing.T) {
 		"Invoices invoicing invoiced": {"invoic", "invoic", "invoic"},
 		"running stopped added":       {"run", "stop", "add"},
 		"fetch the k8s pods":          {"fetch", "k8s", "pod"},
-		"log into the admin console":  {"log", "admin", "consol"},
+		"log into the admin console":  {"signin", "admin", "consol"},
 		"sign in, then log out":       {"signin", "signout"},
 		"set up a webhook":            {"creat", "webhook"},
 		"setup":                       {"setup"},

@@ -344,3 +344,18 @@ func TestRephrasingRows(t *testing.T) {
 		})
 	}
 }
+
+// TestAsWritten: a word of a word file is stemmed as text is, unless
+// written =word.
+func TestAsWritten(t *testing.T) {
+	lx, err := ParseLexicon("t.txt", "[abbreviations]\nzq: merge\nzr: =merge\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lx.expand["zq"], lx.terms("merge"); !slices.Equal(got, want) {
+		t.Errorf("zq reads as %v, want %v (merge as text reads)", got, want)
+	}
+	if got := lx.expand["zr"]; !slices.Equal(got, []string{"merge"}) {
+		t.Errorf("zr reads as %v, want [merge] as written", got)
+	}
+}
