@@ -149,7 +149,8 @@ func (d *discovery) searchTool() *tools.Tool {
 		Description: "Finds the tools that can do a task, when there are too many tools to list: answers \"which tool " +
 			"lists overdue invoices?\" with the best matches, each with its name, a one-line summary and a TypeScript " +
 			"signature. Search by what the tool should do (an action and the things it acts on), then read the full " +
-			"declarations of the ones you pick with describe_tools before calling them from a run_code program.\n\n" +
+			"declarations of the ones you pick with describe_tools before calling them from a run_code program. " +
+			"Searching a server's name (\"github\", \"what can the memory server do\") lists that server's tools.\n\n" +
 			"Do not use it when run_code's description already lists the tool you need, or to fetch data: it searches " +
 			"tool descriptions, not your data. confident: false means no tool fits well enough to be sure: the tools " +
 			"are only the closest few, and families lists the servers you may search instead; try other words or a " +

@@ -124,6 +124,21 @@ func TestSearchToolsDirect(t *testing.T) {
 	if res.Confident || res.Shown == 0 || res.Shown > 3 || len(res.Families) == 0 || !strings.Contains(res.Hint, "closest") {
 		t.Errorf("close, not sure: %s", raw)
 	}
+	// A family's name lists its tools, confidently.
+	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName, json.RawMessage(`{"query":"shop tools"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = bindings.SearchResult{}
+	_ = json.Unmarshal(raw, &res)
+	if got := names(res.Tools); !res.Confident || strings.Join(got, ",") != "shop_list_orders,shop_refund_order" && strings.Join(got, ",") != "shop_refund_order,shop_list_orders" {
+		t.Errorf("shop tools: %s", raw)
+	}
+	// Bad arguments are E_TOOL_ARGS, as for any tool.
+	_, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName, json.RawMessage(`{"query":"x","limit":500}`))
+	if e := sandbox.AsError(err, ""); e == nil || e.Code != sandbox.EToolArgs {
+		t.Errorf("limit 500: err = %v, want E_TOOL_ARGS", err)
+	}
 }
 
 // TestDiscoveryFromCode: a program sees only the tools it may call from

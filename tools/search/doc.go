@@ -29,7 +29,10 @@
 //     the tool's name the query says, by its server's fit to the whole
 //     request (serverScores) and by whether its name's verb is the one
 //     asked for; each tool's confidence in [0, 1].
-//   - scope (families.go): a request that names a family for sure is
+//   - scope (families.go): a query about a family as a whole — its name
+//     ("memory", "what can the memory server do") or words every one of
+//     its tools says ("knowledge graph") — is answered with the family's
+//     tools, confidently; a request that names a family for sure is
 //     answered from that family's tools.
 //   - confidence (checks.go, confidence.go): five checks — a verb the
 //     catalog never says, a service it lacks, an action that meets no

@@ -214,3 +214,161 @@ func (ix *Index) familyList(keep func(*tools.Tool) bool) []Family {
 	slices.SortFunc(out, func(a, b Family) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// famInfo is a family of the catalog: its name, the stems of its name's
+// words, and its tools.
+type famInfo struct {
+	name  string
+	words []string
+	docs  []int32
+}
+
+// buildFamilies gathers the families by name (see doc.family).
+func (ix *Index) buildFamilies() {
+	byName := map[string][]int32{}
+	for i := range ix.docs {
+		if n := ix.docs[i].family; n != "" {
+			byName[n] = append(byName[n], int32(i))
+		}
+	}
+	for name, docs := range byName {
+		fi := famInfo{name: name, docs: docs}
+		for _, w := range nameWords(name) {
+			fi.words = append(fi.words, stem(w))
+		}
+		ix.fams = append(ix.fams, fi)
+	}
+	slices.SortFunc(ix.fams, func(a, b famInfo) int { return strings.Compare(a.name, b.name) })
+	ix.famOf = make([]int32, len(ix.docs))
+	for i := range ix.famOf {
+		ix.famOf[i] = -1
+	}
+	for k, fi := range ix.fams {
+		for _, d := range fi.docs {
+			ix.famOf[d] = int32(k)
+		}
+	}
+}
+
+// askedFamily returns the family q asks about as a whole (-1 if none):
+//
+//   - one whose name it says, with nothing more than words that ask for a
+//     family's tools (the set family-words: server, tools, …), reading
+//     verbs and stop words: "memory", "what can the memory server do",
+//     "list the github tools";
+//   - or, when it names no family, one that all its words describe, with
+//     no verb but reading: at least minWideWords words, each said by at
+//     least familyWide of the family's tools and by at most
+//     familyElsewhere of the others' ("knowledge graph", where every tool
+//     of a memory server keeps one), in a family of at least
+//     minWideFamily tools.
+//
+// A family of one tool is a tool, not a family to ask about.
+func (ix *Index) askedFamily(q *query) int {
+	if q.exact >= 0 || len(ix.fams) == 0 {
+		return -1
+	}
+	lx := ix.lx
+	// By name.
+	said := make([]int, len(ix.fams)) // how many of each family's name words the query says
+	named := true
+	for _, w := range lowerWords(q.text) {
+		s := stem(strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s"))
+		hit := false
+		for k, fi := range ix.fams {
+			if slices.Contains(fi.words, s) {
+				said[k]++
+				hit = true
+			}
+		}
+		if hit || lx.stop[w] || lx.familyWords[w] {
+			continue
+		}
+		if t, _ := lx.wordTerm(w); lx.readGroup[t] {
+			continue
+		}
+		named = false
+		break
+	}
+	if named {
+		best, tie := -1, false
+		for k, fi := range ix.fams {
+			if said[k] == 0 || len(fi.docs) < 2 || said[k] < len(fi.words) {
+				continue
+			}
+			switch {
+			case best < 0 || said[k] > said[best]:
+				best, tie = k, false
+			case said[k] == said[best]:
+				tie = true
+			}
+		}
+		if best >= 0 && !tie {
+			return best
+		}
+	}
+	// By what it does: not when it names a family (the first way's) or
+	// asks for an action other than reading.
+	for t := range q.action {
+		if !lx.readGroup[t] {
+			return -1
+		}
+	}
+	if slices.ContainsFunc(q.groups, func(g group) bool { return ix.famDF[g.terms[0]] > 0 }) {
+		return -1
+	}
+	fam := -1
+	content := 0
+	for _, g := range q.groups {
+		w := g.terms[0]
+		if g.qw < 1 || lx.familyWords[w] || lx.readGroup[w] {
+			continue
+		}
+		content++
+		per := map[int32]int{}
+		for _, p := range ix.post[w] {
+			if k := ix.famOf[p.doc]; k >= 0 {
+				per[k]++
+			}
+		}
+		wide := -1
+		for k, n := range per {
+			fi := &ix.fams[k]
+			others := len(ix.post[w]) - n
+			if len(fi.docs) >= minWideFamily && float64(n) >= familyWide*float64(len(fi.docs)) &&
+				float64(others) <= familyElsewhere*float64(len(ix.docs)-len(fi.docs)) {
+				wide = int(k)
+			}
+		}
+		if wide < 0 || fam >= 0 && wide != fam {
+			return -1
+		}
+		fam = wide
+	}
+	if content < minWideWords {
+		return -1
+	}
+	return fam
+}
+
+// familyHits returns the tools of family k that keep accepts, the ones
+// the ranking scored first (by score), then the others by name.
+func (ix *Index) familyHits(k int, scored []Hit, keep func(*tools.Tool) bool) []Hit {
+	var out []Hit
+	in := map[*tools.Tool]bool{}
+	for _, h := range scored {
+		if ix.famOf[ix.byName[h.Tool.Name]] == int32(k) {
+			out = append(out, h)
+			in[h.Tool] = true
+		}
+	}
+	var rest []Hit
+	for _, d := range ix.fams[k].docs {
+		t := ix.docs[d].tool
+		if !in[t] && (keep == nil || keep(t)) {
+			rest = append(rest, Hit{Tool: t})
+		}
+	}
+	sortHits(rest)
+	return append(out, rest...)
+}

@@ -32,6 +32,8 @@ type Index struct {
 	byName   map[string]int
 	famDF    map[string]int          // a family word's number of tools with it in their family
 	families []string                // the words that name a family (see namesFamily)
+	fams     []famInfo               // the families by name, sorted
+	famOf    []int32                 // each tool's family, an index into fams (-1: none)
 	named    map[string]bool         // the words of tools' names other than verbs: what tools act on
 	ops      map[string][]int32      // a term of a top-level argument's enum values (an "action": create, update…) → its tools
 	writers  []int32                 // the tools named after what one writes, with no verb (issues_comment)
@@ -154,6 +156,7 @@ func NewWith(ts []*tools.Tool, o Options) *Index {
 		ix.docs = append(ix.docs, d)
 	}
 	ix.buildServers()
+	ix.buildFamilies()
 	ix.famDF = map[string]int{}
 	ix.vocab = map[byte][]string{}
 	for w, ps := range ix.post {

@@ -31,6 +31,7 @@ type Lexicon struct {
 	asking, subjects, argClause, softReasons, saidThings, saidOpeners, speaker map[string]bool
 	questionOpeners, whoDid, pastTense, languages, intoWords, dates            map[string]bool
 	dateOpeners, tlds, slashPairs, repoPreps, serviceOpeners, serviceParts     map[string]bool
+	familyWords                                                                map[string]bool
 	// terms
 	extraVerbs, changes, fields, fieldVerbs, specificVerbs, partVerbs    map[string]bool
 	loneVerbs, vagueObjects, genericNameVerbs, markingVerbs, browseVerbs map[string]bool
@@ -152,6 +153,7 @@ var setNames = []struct {
 	{"leave-verbs", false, nil},
 	{"written-things", false, func(lx *Lexicon) *map[string]bool { return &lx.writable }},
 	{"off-verbs", false, func(lx *Lexicon) *map[string]bool { return &lx.offVerbs }},
+	{"family-words", false, func(lx *Lexicon) *map[string]bool { return &lx.familyWords }},
 }
 
 var (

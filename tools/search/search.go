@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/sandcall/sandcall/tools"
@@ -91,8 +92,8 @@ type ranked struct {
 	x        gateX
 	fallback []Hit
 	// weighed: the model decides (see confidence.go); exact: the query
-	// names a tool exactly.
-	weighed, exact bool
+	// names a tool exactly; family: it asks about a family as a whole.
+	weighed, exact, family bool
 }
 
 // confident reports whether r's hits answer its query: a tool named
@@ -102,7 +103,7 @@ func (r *ranked) confident() bool {
 	switch {
 	case len(r.hits) == 0:
 		return false
-	case r.exact:
+	case r.exact, r.family:
 		return true
 	case r.weighed:
 		return gateProb(&r.x) >= gateThreshold
@@ -116,7 +117,7 @@ func (r *ranked) confident() bool {
 
 // usesFallback reports whether r is answered by its family's fallback.
 func (r *ranked) usesFallback() bool {
-	return !r.exact && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
+	return !r.exact && !r.family && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
 }
 
 // rank runs the pipeline on query: analyze, match (BM25F), features,
@@ -143,6 +144,15 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	model = model || len(ix.docs) >= gateMinTools && float64(len(q.groups)) > shortQuery
 	m := ix.match(q)
 	f := ix.features(q, m, keep, model)
+	// A query about a family as a whole is answered with its tools.
+	if k := ix.askedFamily(q); k >= 0 {
+		scored := append(slices.Clone(f.all), f.weak...)
+		sortHits(scored)
+		hits := ix.familyHits(k, scored, keep)
+		r.family = len(hits) > 0
+		r.answer(hits, limit)
+		return r
+	}
 	if len(f.all) == 0 {
 		// The closest tools are those that share a word with the query
 		// but too little of their names.
@@ -181,13 +191,19 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 			return [5]float64{qc, f.ncov[i], m.objCover[i], float64(q.agrees(&ix.docs[i])), sh}
 		})
 	}
-	r.total = len(out)
-	r.closest = out[:min(len(out), closestN)]
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	r.hits = out
+	r.answer(out, limit)
 	return r
+}
+
+// answer sets r's hits (at most limit, if > 0), their total and the
+// closest of them.
+func (r *ranked) answer(hits []Hit, limit int) {
+	r.total = len(hits)
+	r.closest = hits[:min(len(hits), closestN)]
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	r.hits = hits
 }
 
 // sortHits sorts hits best first, by name when scores tie.

@@ -144,3 +144,16 @@ const gateThreshold = 0.4
 // query's best tools look like is not what the model learnt (one tool of
 // ten meets much of any query), and the checks decide alone.
 const gateMinTools = 100
+
+// A query all of whose words are said by at least familyWide of a
+// family's tools, and by at most familyElsewhere of the others', asks
+// about the family as a whole (see askedFamily).
+// (Words one or two of a family's tools say, or one word alone, found a
+// family where the request asked one of its tools: "airtable list
+// bases", "every URL on docs.example.com".)
+const (
+	familyWide      = 0.6
+	familyElsewhere = 0.2
+	minWideWords    = 2
+	minWideFamily   = 3
+)
