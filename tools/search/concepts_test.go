@@ -241,7 +241,7 @@ func TestWhatRequestsImply(t *testing.T) {
 		}
 	}
 	// A version in a range of commits marks no tag.
-	if hits, _ := sure(c3.Search(bg, "Run git bisect between v1.2 and HEAD to find the bad commit.", 3, nil)); found(hits, "git_tag") {
+	if hits, _ := hitsOf(c3.Search(bg, "Run git bisect between v1.2 and HEAD to find the bad commit.", 3, nil)); found(hits, "git_tag") {
 		t.Errorf("git bisect between versions: %v, want no git_tag among the first three", names(hits))
 	}
 	// What a request implies does not make a near miss an answer.
@@ -270,10 +270,10 @@ func TestSourceSpelling(t *testing.T) {
 		mk("getMeasures", "Returns the measures of a component."),
 		mk("addCommentToIssue", "Adds text to a finding."),
 	})
-	if hits, _ := sure(ix.Search(bg, "mark issue as false positive", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_markissuefalsepositive" {
+	if hits, _ := hitsOf(ix.Search(bg, "mark issue as false positive", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_markissuefalsepositive" {
 		t.Errorf("mark issue as false positive: %v, want scan_markissuefalsepositive first", names(hits))
 	}
-	if hits, _ := sure(ix.Search(bg, "add a comment to issue AX-3", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_addcommenttoissue" {
+	if hits, _ := hitsOf(ix.Search(bg, "add a comment to issue AX-3", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_addcommenttoissue" {
 		t.Errorf("add a comment to an issue: %v, want scan_addcommenttoissue first", names(hits))
 	}
 }

@@ -2,32 +2,36 @@ package search
 
 import "math"
 
-// The gate decides whether a query's best-ranked tools answer it or
-// whether nothing in the catalog does ("void the invoice" where no tool
-// voids anything).
+// The confidence stage decides whether a query's best-ranked tools answer
+// it (Result.Confident) or whether none fits well enough to be sure
+// ("void the invoice" where no tool voids anything). It never empties an
+// answer: one that is not confident holds the closest tools and the
+// catalog's families.
 //
 // Five checks each once emptied a result on their own: a verb the catalog
 // never says, a service it lacks, an action that meets no tool's object,
-// a floor none of the best tools reaches, a query too vague. They still
-// decide alone for a query of at most shortQuery words, whose words are
-// what it asks, and in a catalog smaller than gateMinTools.
+// a floor none of the best tools reaches, a query too vague. They decide
+// alone in a catalog smaller than gateMinTools.
 //
-// For a longer request, in a catalog the size of the real ones, a
-// logistic model decides. It weighs the five checks with what else the
-// ranking knows: how well the best tools fit (their confidence against the
-// floor, how much of the request and of their names they cover, whether
-// their verb agrees, how well their server fits), how far they stand above
-// the rest, the request's words the catalog never uses and what it
-// implies. Its probability that the request is answered must reach
-// gateThreshold. A long request carries context no tool says (names,
-// places, reasons), so no one check tells a near miss from a request that
-// matches; the model weighs them together.
+// In a catalog the size of the real ones, a logistic model decides. It
+// weighs the five checks with what else the ranking knows: how well the
+// best tools fit (their confidence against the floor, how much of the
+// request and of their names they cover, whether their verb agrees, how
+// well their server fits), how far they stand above the rest, the
+// request's words the catalog never uses and what it implies. Its
+// probability that the query is answered must reach gateThreshold. A
+// request carries context no tool says (names, places, reasons), so no
+// one check tells a near miss from a request that matches; the model
+// weighs them together.
 //
 // The model is fitted to the labelled queries of the five real catalogs
 // in testdata, the sets held out to measure it excepted (gateHeldOut in
-// gate_test.go); TestGateWeights refits it and checks gateweights.go. Its
-// features are shares and ratios, not raw scores, which depend on how much
-// text a catalog's tools have. docs/measurements/search.md says what it gained.
+// gate_test.go): a no-match request is a 0, an answerable query whose tool
+// is among the three best a 1. TestGateWeights refits it and checks
+// gateweights.go; TestGateLeftOut fits it on four catalogs and judges it on
+// the fifth. Its features are shares and ratios, not raw scores, which
+// depend on how much text a catalog's tools have.
+// docs/measurements/search.md says what it gained.
 
 // gateX is a query's features, indexed by the constants below.
 type gateX [nGate]float64

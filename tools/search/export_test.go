@@ -7,9 +7,9 @@ func (ix *Index) Typos(w string) []string { return ix.typos(w) }
 
 // GateFeatures ranks query as Search does and returns the model's
 // features of it (nil when no gate decides: no hit, or a tool named
-// exactly) and the hits the gate would let through.
+// exactly) and the five best tools.
 func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
-	r := ix.rank(query, 3, nil, true)
+	r := ix.rank(query, 5, nil, true)
 	if !r.weighed {
 		return nil, r.hits
 	}
@@ -22,9 +22,9 @@ func (ix *Index) Ranked(query string) []Hit { return ix.RankedN(query, 3) }
 // GateModel is the gate's model as gateweights.go holds it.
 func GateModel() (weight []float64, bias float64) { return gateWeight[:], gateBias }
 
-// ModelDecides reports whether the model, not the checks alone, decides a
-// query of features x (in a catalog of at least gateMinTools).
-func ModelDecides(x []float64) bool { return x[gGroups] > shortQuery }
+// GateThreshold is the least probability of the model at which an
+// answer is confident.
+const GateThreshold = gateThreshold
 
 // ChecksPass reports whether none of the five checks fails for x.
 func ChecksPass(x []float64) bool {

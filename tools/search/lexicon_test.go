@@ -40,8 +40,8 @@ example: bill their insurance for the visit
 names: epicor
 `
 
-// TestOperatorWords: an operator's word file changes what a search finds,
-// in a domain the built-in words do not know.
+// TestOperatorWords: an operator's word file changes what a search finds
+// first, confidently, in a domain the built-in words do not know.
 func TestOperatorWords(t *testing.T) {
 	lx, err := search.ParseLexicon("clinic.txt", clinicWords)
 	if err != nil {
@@ -56,6 +56,7 @@ func TestOperatorWords(t *testing.T) {
 		{"write up amoxicillin for the patient", "ehr_prescribe_medication"},
 		{"bill their insurance for today", "billing_create_claim"},
 	} {
+		// The tool a search finds first, confidently.
 		top := func(ix *search.Index) string {
 			if hits, _ := sure(ix.Search(bg, c.query, 1, nil)); len(hits) > 0 {
 				return hits[0].Tool.Name

@@ -70,7 +70,7 @@ type foundCase struct{ q, want, why string }
 func expectFound(t *testing.T, ix *search.Index, cases []foundCase) {
 	t.Helper()
 	for _, c := range cases {
-		if hits, _ := sure(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
 		}
 	}
@@ -124,7 +124,7 @@ func TestRequestsInOtherWords(t *testing.T) {
 func TestAddToAThing(t *testing.T) {
 	ix := search.New(meaningTools())
 	q := "Add a CPU usage panel to the Dash dashboard abc123 and save it."
-	if hits, _ := sure(ix.Search(bg, q, 5, nil)); !found(hits, "dash_update_dashboard") {
+	if hits, _ := hitsOf(ix.Search(bg, q, 5, nil)); !found(hits, "dash_update_dashboard") {
 		t.Errorf("Search(%q) = %v, want dash_update_dashboard", q, names(hits))
 	}
 }
@@ -138,7 +138,7 @@ func TestNewIsNoAction(t *testing.T) {
 	if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 		t.Errorf("Search(%q) = %v, want nothing", q, names(hits))
 	}
-	if hits, _ := sure(ix.Search(bg, "new project in work", 3, nil)); !found(hits, "work_create_project") {
+	if hits, _ := hitsOf(ix.Search(bg, "new project in work", 3, nil)); !found(hits, "work_create_project") {
 		t.Errorf("new project in work = %v, want work_create_project", names(hits))
 	}
 }
@@ -181,7 +181,7 @@ func TestRealRequestsInOtherWords(t *testing.T) {
 		{ix1, "Set verified=true on every account document in Mongo where the email ends with @acme.io.", "mongodb_update_many",
 			"an assignment is a value"},
 	} {
-		if hits, _ := sure(c.ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
+		if hits, _ := hitsOf(c.ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
 		}
 	}
@@ -250,11 +250,11 @@ func TestEleventhRound(t *testing.T) {
 		{Name: "browser_click", Description: "Click an element on the page.", Source: "browser"},
 		{Name: "browser_type", Description: "Type text into an input on the page.", Source: "browser"},
 	})
-	if hits, _ := sure(web.Search(bg, "Go to YouTube and search for lo-fi beats", 3, nil)); !found(hits, "browser_navigate") {
+	if hits, _ := hitsOf(web.Search(bg, "Go to YouTube and search for lo-fi beats", 3, nil)); !found(hits, "browser_navigate") {
 		t.Errorf("go to YouTube: %v, want browser_navigate", names(hits))
 	}
 	// A common word that names a service only when capitalized.
-	if hits, _ := sure(ix.Search(bg, "send a message to the channel, there is some slack in the schedule", 3, nil)); !found(hits, "chat_send") {
+	if hits, _ := hitsOf(ix.Search(bg, "send a message to the channel, there is some slack in the schedule", 3, nil)); !found(hits, "chat_send") {
 		t.Errorf("slack in lower case: %v, want chat_send", names(hits))
 	}
 }

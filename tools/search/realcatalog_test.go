@@ -463,12 +463,14 @@ func measureCatalogs(t *testing.T, pick func(set string) bool) figures {
 	return all
 }
 
-// The held-out sets' guards.
+// The held-out sets' guards: a little under what the ranking reaches
+// (96.9%, 81.8%, 84.6% and 91.5% when the confidence decision's threshold
+// became 0.83).
 const (
-	minHeldOutModel    = 93
-	minHeldOutRequest3 = 75
-	minHeldOutRequest5 = 75
-	minHeldOutNomatch  = 74
+	minHeldOutModel    = 96
+	minHeldOutRequest3 = 81
+	minHeldOutRequest5 = 84
+	minHeldOutNomatch  = 90
 )
 
 // wanted reports whether hits hold one of the tools a query wants.

@@ -138,10 +138,10 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	// mentions, and none of the catalog's families, asks for a tool of
 	// that service ("create a jira ticket" beside Linear).
 	r.x[gAbsent] = b2f(q.exact < 0 && ix.namesAbsentService(q.text, q.plain) && !ix.namesAnyFamily(q))
-	// The model weighs a request longer than shortQuery words in a catalog
-	// the size of the ones it was fitted to (see confidence.go); the
-	// checks alone decide the others.
-	model = model || len(ix.docs) >= gateMinTools && float64(len(q.groups)) > shortQuery
+	// The model weighs every query in a catalog the size of the ones it
+	// was fitted to (see confidence.go); the checks alone decide in a
+	// smaller one.
+	model = model || len(ix.docs) >= gateMinTools
 	m := ix.match(q)
 	f := ix.features(q, m, keep, model)
 	// A query about a family as a whole is answered with its tools.
@@ -172,14 +172,11 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	if len(all) == 0 {
 		return r
 	}
-	// cut filters all in place: the model was fitted to features read
-	// from all's first five, which past out's end are what the cut left
-	// there.
 	out, vague := ix.cut(all)
 	r.x[gVague] = b2f(vague)
 	r.weighed = model && all[0].Score < 1e6
 	if r.weighed {
-		ix.gateFeatures(&r.x, q, len(inFam) > 0, all, func(i int32) [5]float64 {
+		ix.gateFeatures(&r.x, q, len(inFam) > 0, out, func(i int32) [5]float64 {
 			sh := 0.0
 			if k := ix.srcOf[i]; k >= 0 && f.srvMax > 0 {
 				sh = f.srvScore[k] / f.srvMax

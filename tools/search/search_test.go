@@ -240,7 +240,7 @@ func TestLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := sure(l.Index().Search(bg, "forecast weather", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "weather_get_forecast" {
+	if hits, _ := hitsOf(l.Index().Search(bg, "forecast weather", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "weather_get_forecast" {
 		t.Errorf("weather not found after it was added: %v", hits)
 	}
 	cat.Remove("weather_get_forecast")
@@ -255,7 +255,7 @@ func TestHostileInput(t *testing.T) {
 		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }}
 	ix := search.New(append(loadFixture(t), big))
 	for _, q := range []string{strings.Repeat("invoice ", 100000), strings.Repeat("\xff", 5000), "\x00\x01 delete"} {
-		hits, _ := sure(ix.Search(bg, q, 5, nil))
+		hits, _ := hitsOf(ix.Search(bg, q, 5, nil))
 		if len(hits) > 5 {
 			t.Errorf("limit ignored: %d hits", len(hits))
 		}
@@ -323,17 +323,17 @@ func TestStripLiterals(t *testing.T) {
 		// An apostrophe inside a word is not a quote.
 		{"it's time to comment on the issue", "issues_comment"},
 	} {
-		hits, _ := sure(ix.Search(bg, c.q, 1, nil))
+		hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
 	// A quoted phrase with one word around it is what the query looks for.
-	if hits, _ := sure(ix.Search(bg, `the "comment" tool`, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "issues_comment" {
+	if hits, _ := hitsOf(ix.Search(bg, `the "comment" tool`, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "issues_comment" {
 		t.Errorf("a quoted phrase: %v", hits)
 	}
 	// A query of literals only is searched as it is.
-	if hits, _ := sure(ix.Search(bg, "'files_edit'", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
+	if hits, _ := hitsOf(ix.Search(bg, "'files_edit'", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
 		t.Errorf("a quoted name: %v", hits)
 	}
 }
@@ -354,7 +354,7 @@ func TestVerbAgreement(t *testing.T) {
 		{"create the merge requests", "repo_create_merge_request"},
 		{"remove the branch", "repo_delete_branch"},
 	} {
-		hits, _ := sure(ix.Search(bg, c.q, 1, nil))
+		hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
@@ -385,7 +385,7 @@ func TestNoObject(t *testing.T) {
 		}
 	}
 	// Said the object, the same verb finds the tool.
-	if hits, _ := sure(ix.Search(bg, "delete the documents", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_delete_many" {
+	if hits, _ := hitsOf(ix.Search(bg, "delete the documents", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_delete_many" {
 		t.Errorf("delete the documents: %v", hits)
 	}
 }
@@ -395,7 +395,7 @@ func TestLongRequest(t *testing.T) {
 	// A request's context (places, days) is said by no tool; the floor of
 	// a long request is lower, so the tool that fits its action is found.
 	q := "How much time to drive the route from Boston to New York City on Friday"
-	if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "maps_directions" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "maps_directions" {
 		t.Errorf("Search(%q) = %v, want maps_directions first", q, hits)
 	}
 }
@@ -436,7 +436,7 @@ func TestActionMeetsObject(t *testing.T) {
 		// A tool of several operations does the ones its enum names.
 		{"open a pull request in code", "code_pull_request_write"},
 	} {
-		hits, _ := sure(ix.Search(bg, c.q, 3, nil))
+		hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil))
 		found := false
 		for _, h := range hits {
 			found = found || h.Tool.Name == c.want
@@ -475,7 +475,7 @@ func TestChangesUpdate(t *testing.T) {
 	// Closing, reopening or assigning an issue is done by its update tool
 	// when the catalog has no tool named for the change.
 	for _, q := range []string{"Close issue #88 in the repo, it's a duplicate.", "reopen issue 12", "assign issue 7 to Dana", "Add the label bug to issue 12"} {
-		hits, _ := sure(ix.Search(bg, q, 1, nil))
+		hits, _ := hitsOf(ix.Search(bg, q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != "repo_update_issue" {
 			t.Errorf("Search(%q) = %v, want repo_update_issue first", q, hits)
 		}
@@ -490,7 +490,7 @@ func TestHowMany(t *testing.T) {
 		{Name: "repo_list_commit_statuses", Description: "List the statuses of a commit.", Source: "repo"},
 	})
 	q := "How many documents in shop.orders have status 'refunded'?"
-	if hits, _ := sure(ix.Search(bg, q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_count" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_count" {
 		t.Errorf("Search(%q) = %v, want db_count first", q, hits)
 	}
 }
