@@ -45,8 +45,13 @@ func IsDiscovery(name string) bool { return name == SearchToolsName || name == D
 //
 // A direct caller (the model through MCP) sees the tools it may call
 // directly or from a program; a program sees those it may call from code.
-func AddDiscovery(b *Broker) error {
-	d := &discovery{b: b, live: search.NewLive(b.Catalog())}
+func AddDiscovery(b *Broker) error { return AddDiscoveryWith(b, search.Options{}) }
+
+// AddDiscoveryWith is AddDiscovery with the search's options: an
+// operator's word files and an embeddings reranker (search.Config's
+// Options loads them from a configuration).
+func AddDiscoveryWith(b *Broker, o search.Options) error {
+	d := &discovery{b: b, live: search.NewLiveWith(b.Catalog(), o)}
 	for _, t := range []*tools.Tool{d.searchTool(), d.describeTool()} {
 		if err := b.Catalog().Add(t); err != nil {
 			return err

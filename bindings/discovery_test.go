@@ -13,6 +13,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
 )
 
 func discoveryTool(name, desc string, callers ...tools.Caller) *tools.Tool {
@@ -309,5 +310,41 @@ func TestDescribeNoNames(t *testing.T) {
 		Source: `try { await tools.$describe(null) } catch (e) { return e.code }`}})
 	if !res.OK || string(res.Result) != `"E_TOOL_ARGS"` {
 		t.Errorf("tools.$describe(null): %s %v", res.Result, res.Error)
+	}
+}
+
+// TestAddDiscoveryWith: the search's options reach search_tools — here
+// an operator's word file naming a service the catalog lacks.
+func TestAddDiscoveryWith(t *testing.T) {
+	lx, err := search.ParseLexicon("ops.txt", "[services]\nnames: acmepay\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts      search.Options
+		confident bool
+	}{{search.Options{}, true}, {search.Options{Lexicon: lx}, false}} {
+		cat, err := tools.NewCatalog(discoveryTool("shop_refund_order", "Refund a store order, fully or partly."),
+			discoveryTool("shop_list_orders", "List store orders by status and date."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bindings.AddDiscoveryWith(b, c.opts); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
+			json.RawMessage(`{"query":"Refund the order in Acmepay."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res bindings.SearchResult
+		_ = json.Unmarshal(raw, &res)
+		if res.Confident != c.confident {
+			t.Errorf("with lexicon %v: %s, want confident %v", c.opts.Lexicon != nil, raw, c.confident)
+		}
 	}
 }

@@ -25,10 +25,15 @@
 //     The result is a query.
 //   - match (bm25f.go): BM25F over the five fields, each group scored by
 //     its best term; with each tool's coverage of the query.
-//   - features (rerank.go): the score scaled by coverage, by how much of
-//     the tool's name the query says, by its server's fit to the whole
-//     request (serverScores) and by whether its name's verb is the one
-//     asked for; each tool's confidence in [0, 1].
+//   - rerank (rerank.go): a Reranker scores the matched tools. The
+//     ranking's own, Lexical, scales the BM25F score by coverage, by how
+//     much of the tool's name the query says, by its server's fit to the
+//     whole request (serverScores) and by whether its name's verb is the
+//     one asked for, and gives each tool its confidence in [0, 1]. A
+//     second, optional one (Options.Reranker) reorders the best 20:
+//     Embeddings (embeddings.go) asks any OpenAI-compatible /v1/embeddings
+//     server, caches the tools' vectors, and fails open to the lexical
+//     order on any error or timeout. Off by default (Config).
 //   - scope (families.go): a query about a family as a whole — its name
 //     ("memory", "what can the memory server do") or words every one of
 //     its tools says ("knowledge graph") — is answered with the family's

@@ -1,5 +1,7 @@
 package search
 
+import "context"
+
 // Hooks for the external tests (compiled only with them).
 
 // Typos returns the catalog's words one edit from w (see typos).
@@ -9,7 +11,7 @@ func (ix *Index) Typos(w string) []string { return ix.typos(w) }
 // features of it (nil when no gate decides: no hit, or a tool named
 // exactly) and the five best tools.
 func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
-	r := ix.rank(query, 5, nil, true)
+	r := ix.rank(context.Background(), query, 5, nil, true)
 	if !r.weighed {
 		return nil, r.hits
 	}
@@ -33,5 +35,5 @@ func ChecksPass(x []float64) bool {
 
 // RankedN returns the n best tools for query before the gate decides.
 func (ix *Index) RankedN(query string, n int) []Hit {
-	return ix.rank(query, n, nil, true).hits
+	return ix.rank(context.Background(), query, n, nil, true).hits
 }

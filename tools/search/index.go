@@ -42,8 +42,10 @@ type Index struct {
 	srcNorm  []float64               // each server's BM25 length normalization
 	// dateFamily: a family is named after a word said as a date (a day
 	// of the week), so that date must be told from it (see dropDates).
-	dateFamily bool
-	lx         *Lexicon
+	dateFamily  bool
+	lx          *Lexicon
+	reranker    Reranker // besides Lexical, if not nil (see Options)
+	rerankDepth int
 }
 
 type doc struct {
@@ -78,6 +80,12 @@ type Options struct {
 	// Lexicon is the word knowledge the index reads text with; nil: the
 	// built-in (see LoadLexicon for adding a domain's words).
 	Lexicon *Lexicon
+	// Reranker, if not nil, reorders the best RerankDepth tools of the
+	// lexical ranking (see Reranker); nil: the lexical ranking alone.
+	Reranker Reranker
+	// RerankDepth is how many of the lexical ranking's best tools the
+	// Reranker reorders; 0: 20.
+	RerankDepth int
 }
 
 // NewWith indexes ts with the options o.
@@ -86,7 +94,11 @@ func NewWith(ts []*tools.Tool, o Options) *Index {
 	if lx == nil {
 		lx = builtin()
 	}
-	ix := &Index{lx: lx, docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
+	depth := o.RerankDepth
+	if depth <= 0 {
+		depth = 20
+	}
+	ix := &Index{lx: lx, reranker: o.Reranker, rerankDepth: depth, docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
 	var valid []*tools.Tool
 	for _, t := range ts {
 		if t != nil {

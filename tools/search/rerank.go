@@ -1,34 +1,67 @@
 package search
 
 import (
+	"context"
 	"slices"
 
 	"github.com/sandcall/sandcall/tools"
 )
 
-// The features stage: a tool's BM25F score, scaled by how much of the
-// query it covers and how much of its name the query says, by how well
-// its server's whole vocabulary fits the query, and by whether its name's
-// verb is the one the query asks for; with its confidence (see the
-// package doc). A query of common words only keeps the tools whose name it
-// mostly says.
+// The rerank stage: a Reranker scores the tools a query's words matched.
+// The ranking's own is Lexical, today's features: a tool's BM25F score,
+// scaled by how much of the query it covers and how much of its name the
+// query says, by how well its server's whole vocabulary fits the query,
+// and by whether its name's verb is the one the query asks for; with its
+// confidence. A second, optional one (Options.Reranker; Embeddings is one)
+// reorders the best of Lexical's ranking.
 
-// features is the features stage's output.
-type features struct {
-	all      []Hit     // the candidates, best first
-	weak     []Hit     // the tools matched but dropped for saying too little of their name, unsorted
+// Reranker scores the candidates of a query: it sets each one's Score,
+// higher first. An error leaves the scores as they were: the search
+// keeps the order it had (it fails open).
+type Reranker interface {
+	Rerank(ctx context.Context, q *Query, cands []Candidate) error
+}
+
+// Query is a query as a Reranker reads it.
+type Query struct {
+	ix *Index
+	q  *query
+	m  *matches
+	// model: keep each tool's name coverage for the gate's model.
+	model bool
+	// What Lexical leaves for the later stages.
 	ncov     []float64 // each document's name coverage (filled for the model)
 	srvScore []float64 // each server's fit (see serverScores)
 	srvMax   float64   // the best server's
 }
 
-// features ranks the tools m matched that keep accepts (model: also keep
-// each one's name coverage, for the gate's model).
-func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, model bool) *features {
+// Text is the query as the caller wrote it (capped at MaxQueryBytes).
+func (q *Query) Text() string { return q.q.text }
+
+// Candidate is a tool a query's words matched.
+type Candidate struct {
+	Tool *tools.Tool
+	// Score orders the candidates, higher first; 0 drops one.
+	Score float64
+	// Confidence is how well the tool fits the query, from 0 to 1 (see
+	// Hit); a Reranker other than Lexical leaves it.
+	Confidence float64
+	doc        int32
+	// weak: the tool says too little of its name for a query of common
+	// words; it is only one of the closest, when nothing else fits.
+	weak bool
+}
+
+// Lexical is the ranking's own Reranker (see the package doc): it needs
+// the Query of an Index and sets Score and Confidence.
+type Lexical struct{}
+
+// Rerank implements Reranker.
+func (Lexical) Rerank(_ context.Context, Q *Query, cands []Candidate) error {
+	ix, q, m := Q.ix, Q.q, Q.m
 	lx := ix.lx
-	f := &features{}
 	if len(ix.srcNorm) > 1 {
-		f.srvScore, f.srvMax = ix.serverScores(q.groups)
+		Q.srvScore, Q.srvMax = ix.serverScores(q.groups)
 	}
 	// For a query of common words: the tools whose summary says one of
 	// the verbs the query says in full.
@@ -48,14 +81,13 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 			}
 		}
 	}
-	if model {
-		f.ncov = make([]float64, len(ix.docs))
+	if Q.model {
+		Q.ncov = make([]float64, len(ix.docs))
 	}
-	for _, i := range m.seen {
+	for ci := range cands {
+		c := &cands[ci]
+		i := c.doc
 		d := &ix.docs[i]
-		if keep != nil && !keep(d.tool) {
-			continue
-		}
 		qcov := 0.0
 		if q.coverTotal > 0 {
 			qcov = m.cover[i] / q.coverTotal
@@ -91,8 +123,8 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 		s := m.score[i] * (qBase + qcov) * (1 + nBoost*ncov)
 		// A tool of a server whose whole vocabulary fits the request better
 		// ranks higher (see serverScores).
-		if k := ix.srcOf[i]; k >= 0 && f.srvMax > 0 {
-			s *= 1 + serverBoost*f.srvScore[k]/f.srvMax
+		if k := ix.srcOf[i]; k >= 0 && Q.srvMax > 0 {
+			s *= 1 + serverBoost*Q.srvScore[k]/Q.srvMax
 		}
 		if q.unknownName {
 			conf *= brandConf
@@ -107,26 +139,30 @@ func (ix *Index) features(q *query, m *matches, keep func(*tools.Tool) bool, mod
 			}
 		}
 		if int(i) == q.exact {
-			f.all = append(f.all, Hit{Tool: d.tool, Score: 1e6 + s, Confidence: 1})
+			c.Score, c.Confidence = 1e6+s, 1
 			continue
 		}
 		if !objSaid {
 			verbHit = 0
 		}
-		if s == 0 {
-			continue
-		}
-		if !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < nameCover(q.famNamed) {
-			f.weak = append(f.weak, Hit{Tool: d.tool, Score: s, Confidence: conf})
-			continue
-		}
-		f.all = append(f.all, Hit{Tool: d.tool, Score: s, Confidence: conf})
-		if model {
-			f.ncov[i] = ncov
+		c.Score, c.Confidence = s, conf
+		c.weak = !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < nameCover(q.famNamed)
+		if Q.model && !c.weak {
+			Q.ncov[i] = ncov
 		}
 	}
-	sortHits(f.all)
-	return f
+	return nil
+}
+
+// candidates are the tools m matched that keep accepts, in the order met.
+func (ix *Index) candidates(m *matches, keep func(*tools.Tool) bool) []Candidate {
+	out := make([]Candidate, 0, len(m.seen))
+	for _, i := range m.seen {
+		if t := ix.docs[i].tool; keep == nil || keep(t) {
+			out = append(out, Candidate{Tool: t, doc: i})
+		}
+	}
+	return out
 }
 
 // agrees reports whether d's name has a verb the query asks for (1), only

@@ -57,7 +57,7 @@ const closestN = 3
 // returned nor counted. A query naming a tool exactly ranks that tool
 // first.
 func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(*tools.Tool) bool) Result {
-	r := ix.rank(query, limit, keep, false)
+	r := ix.rank(ctx, query, limit, keep, false)
 	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident()}
 	if r.usesFallback() {
 		// A request that names a family but that no tool fits above the
@@ -120,11 +120,12 @@ func (r *ranked) usesFallback() bool {
 	return !r.exact && !r.family && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
 }
 
-// rank runs the pipeline on query: analyze, match (BM25F), features,
-// scope (the family a request names), checks and the cut at limit. When
+// rank runs the pipeline on query: analyze, match (BM25F), rerank
+// (Lexical, then the index's Reranker), scope (the family a query asks
+// about or a request names), checks and the cut at limit. When
 // model is set, the model's features are read for every query but a tool
 // named exactly (to fit it); otherwise only for a query the model decides.
-func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model bool) (r ranked) {
+func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*tools.Tool) bool, model bool) (r ranked) {
 	q := ix.analyze(text)
 	if q == nil {
 		return r
@@ -143,24 +144,24 @@ func (ix *Index) rank(text string, limit int, keep func(*tools.Tool) bool, model
 	// smaller one.
 	model = model || len(ix.docs) >= gateMinTools
 	m := ix.match(q)
-	f := ix.features(q, m, keep, model)
+	f := &Query{ix: ix, q: q, m: m, model: model}
+	all, weak := ix.order(ctx, f, ix.candidates(m, keep))
 	// A query about a family as a whole is answered with its tools.
 	if k := ix.askedFamily(q); k >= 0 {
-		scored := append(slices.Clone(f.all), f.weak...)
+		scored := append(slices.Clone(all), weak...)
 		sortHits(scored)
 		hits := ix.familyHits(k, scored, keep)
 		r.family = len(hits) > 0
 		r.answer(hits, limit)
 		return r
 	}
-	if len(f.all) == 0 {
+	if len(all) == 0 {
 		// The closest tools are those that share a word with the query
 		// but too little of their names.
-		sortHits(f.weak)
-		r.closest = f.weak
+		r.closest = weak
 		return r
 	}
-	all, inFam, fallback := ix.scope(q, f.all)
+	all, inFam, fallback := ix.scope(q, all)
 	r.fallback = fallback
 	// A request that asks for an action on a thing tools act on ("delete
 	// the Airtable base") but that no tool — of the family it names, if it
@@ -210,5 +211,83 @@ func sortHits(hits []Hit) {
 			return hits[i].Score > hits[j].Score
 		}
 		return hits[i].Tool.Name < hits[j].Tool.Name
+	})
+}
+
+// order scores cands with Lexical and, over the best rerankDepth, the
+// index's Reranker, and returns them best first, less those scored 0 and
+// the weak ones (see Candidate). When no candidate but weak ones remains,
+// those are the closest tools: they are returned sorted, and reranked;
+// otherwise unsorted.
+func (ix *Index) order(ctx context.Context, q *Query, cands []Candidate) (all, weak []Hit) {
+	_ = Lexical{}.Rerank(ctx, q, cands)
+	var best, poor []Candidate
+	for _, c := range cands {
+		switch {
+		case c.Score == 0:
+		case c.weak:
+			poor = append(poor, c)
+		default:
+			best = append(best, c)
+		}
+	}
+	closest := len(best) == 0
+	if closest {
+		best, poor = poor, nil
+	}
+	sortCandidates(best)
+	if ix.reranker != nil {
+		ix.rerankBest(ctx, q, best)
+	}
+	all = make([]Hit, len(best))
+	for i, c := range best {
+		all[i] = Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence}
+	}
+	if closest {
+		return nil, all
+	}
+	for _, c := range poor {
+		weak = append(weak, Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence})
+	}
+	return all, weak
+}
+
+// rerankBest lets the index's Reranker reorder the best rerankDepth of
+// best (sorted; a tool named exactly stays first). Its scores only order:
+// the lexical scores stay in their places, so the cut and the confidence
+// decision read the scale they were tuned on, and each tool keeps its own
+// confidence. On an error the order stands.
+func (ix *Index) rerankBest(ctx context.Context, q *Query, best []Candidate) {
+	top := best
+	if len(top) > 0 && top[0].Score >= 1e6 {
+		top = top[1:]
+	}
+	top = top[:min(len(top), ix.rerankDepth)]
+	if len(top) < 2 {
+		return
+	}
+	scores := make([]float64, len(top))
+	for i, c := range top {
+		scores[i] = c.Score
+	}
+	if err := ix.reranker.Rerank(ctx, q, top); err != nil {
+		for i := range top {
+			top[i].Score = scores[i]
+		}
+		return
+	}
+	sortCandidates(top)
+	for i := range top {
+		top[i].Score = scores[i]
+	}
+}
+
+// sortCandidates sorts cands best first, by name when scores tie.
+func sortCandidates(cands []Candidate) {
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].Score != cands[j].Score {
+			return cands[i].Score > cands[j].Score
+		}
+		return cands[i].Tool.Name < cands[j].Tool.Name
 	})
 }
