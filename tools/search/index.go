@@ -58,6 +58,10 @@ type doc struct {
 	// family is the name of its family as a caller may search it: its
 	// server, or the name prefix it shares ("" if none).
 	family string
+	// nameIDF is each term of name's idf, and nameVerb whether it is a
+	// verb (worked out once, read by every search).
+	nameIDF  []float64
+	nameVerb []bool
 }
 
 // srvPosting is a term's frequency in a server's tools' text.
@@ -194,6 +198,15 @@ func NewWith(ts []*tools.Tool, o Options) *Index {
 		}
 	}
 	sort.Strings(ix.families)
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		d.nameIDF = make([]float64, len(d.name))
+		d.nameVerb = make([]bool, len(d.name))
+		for k, w := range d.name {
+			d.nameIDF[k] = ix.idf(w)
+			d.nameVerb[k] = lx.verbs[w]
+		}
+	}
 	for f := range total {
 		if len(ix.docs) > 0 {
 			ix.avgLen[f] = total[f] / float64(len(ix.docs))

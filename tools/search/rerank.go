@@ -95,15 +95,15 @@ func (Lexical) Rerank(_ context.Context, Q *Query, cands []Candidate) error {
 		// How much of the tool's name the query says.
 		var nameIDF, nameHit, verbHit float64
 		objSaid := false // the query says a word of the name other than a verb
-		for _, w := range d.name {
-			x := ix.idf(w)
+		for k, w := range d.name {
+			x := d.nameIDF[k]
 			nameIDF += x
 			qv := q.inQuery[w]
 			nameHit += x * qv
 			if q.specific {
 				continue
 			}
-			v := lx.verbs[w]
+			v := d.nameVerb[k]
 			objSaid = objSaid || !v && qv > 0
 			// A name's verb that the query says in other words its summary
 			// uses counts as said, for a query of common words ("rename a

@@ -3,7 +3,7 @@ package search
 import (
 	"context"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/sandcall/sandcall/tools"
 )
@@ -206,12 +206,7 @@ func (r *ranked) answer(hits []Hit, limit int) {
 
 // sortHits sorts hits best first, by name when scores tie.
 func sortHits(hits []Hit) {
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].Tool.Name < hits[j].Tool.Name
-	})
+	slices.SortFunc(hits, func(a, b Hit) int { return byScore(a.Score, b.Score, a.Tool.Name, b.Tool.Name) })
 }
 
 // order scores cands with Lexical and, over the best rerankDepth, the
@@ -221,33 +216,25 @@ func sortHits(hits []Hit) {
 // otherwise unsorted.
 func (ix *Index) order(ctx context.Context, q *Query, cands []Candidate) (all, weak []Hit) {
 	_ = Lexical{}.Rerank(ctx, q, cands)
-	var best, poor []Candidate
 	for _, c := range cands {
 		switch {
 		case c.Score == 0:
 		case c.weak:
-			poor = append(poor, c)
+			weak = append(weak, Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence})
 		default:
-			best = append(best, c)
+			all = append(all, Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence})
 		}
 	}
-	closest := len(best) == 0
+	closest := len(all) == 0
 	if closest {
-		best, poor = poor, nil
+		all, weak = weak, nil
 	}
-	sortCandidates(best)
+	sortHits(all)
 	if ix.reranker != nil {
-		ix.rerankBest(ctx, q, best)
-	}
-	all = make([]Hit, len(best))
-	for i, c := range best {
-		all[i] = Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence}
+		ix.rerankBest(ctx, q, all)
 	}
 	if closest {
 		return nil, all
-	}
-	for _, c := range poor {
-		weak = append(weak, Hit{Tool: c.Tool, Score: c.Score, Confidence: c.Confidence})
 	}
 	return all, weak
 }
@@ -257,7 +244,7 @@ func (ix *Index) order(ctx context.Context, q *Query, cands []Candidate) (all, w
 // the lexical scores stay in their places, so the cut and the confidence
 // decision read the scale they were tuned on, and each tool keeps its own
 // confidence. On an error the order stands.
-func (ix *Index) rerankBest(ctx context.Context, q *Query, best []Candidate) {
+func (ix *Index) rerankBest(ctx context.Context, q *Query, best []Hit) {
 	top := best
 	if len(top) > 0 && top[0].Score >= 1e6 {
 		top = top[1:]
@@ -266,28 +253,31 @@ func (ix *Index) rerankBest(ctx context.Context, q *Query, best []Candidate) {
 	if len(top) < 2 {
 		return
 	}
-	scores := make([]float64, len(top))
-	for i, c := range top {
-		scores[i] = c.Score
+	cands := make([]Candidate, len(top))
+	for i, h := range top {
+		cands[i] = Candidate{Tool: h.Tool, Score: h.Score, Confidence: h.Confidence, doc: int32(ix.byName[h.Tool.Name])}
 	}
-	if err := ix.reranker.Rerank(ctx, q, top); err != nil {
-		for i := range top {
-			top[i].Score = scores[i]
-		}
+	if err := ix.reranker.Rerank(ctx, q, cands); err != nil {
 		return
 	}
-	sortCandidates(top)
-	for i := range top {
-		top[i].Score = scores[i]
+	sortCandidates(cands)
+	for i, c := range cands {
+		top[i] = Hit{Tool: c.Tool, Score: top[i].Score, Confidence: c.Confidence}
 	}
 }
 
 // sortCandidates sorts cands best first, by name when scores tie.
 func sortCandidates(cands []Candidate) {
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].Score != cands[j].Score {
-			return cands[i].Score > cands[j].Score
-		}
-		return cands[i].Tool.Name < cands[j].Tool.Name
-	})
+	slices.SortFunc(cands, func(a, b Candidate) int { return byScore(a.Score, b.Score, a.Tool.Name, b.Tool.Name) })
+}
+
+// byScore orders by score, higher first, then by name.
+func byScore(sa, sb float64, na, nb string) int {
+	switch {
+	case sa > sb:
+		return -1
+	case sa < sb:
+		return 1
+	}
+	return strings.Compare(na, nb)
 }
