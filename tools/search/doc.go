@@ -1,8 +1,10 @@
 // Package search ranks a catalog's tools for a query in words, so a model
 // facing hundreds of tools can find the few it needs without reading every
 // schema: the search_tools tool and tools.$search in programs
-// (bindings/discovery.go). It is lexical — no model of meaning — and
-// runs in a fraction of a millisecond on 500 tools.
+// (bindings/discovery.go). It is lexical — a model of meaning may rerank
+// its best tools, off by default — and runs in a fraction of a
+// millisecond on 500 tools. It says when it is unsure rather than answer
+// with nothing.
 //
 // # The pipeline
 //
@@ -42,10 +44,10 @@
 //   - confidence (checks.go, confidence.go): five checks — a verb the
 //     catalog never says, a service it lacks, an action that meets no
 //     tool's object, a floor none of the best tools reaches, a query many
-//     tools fit alike — and, for a longer request in a large catalog, a
+//     tools fit alike — and, in a catalog of 100 tools or more, a
 //     logistic model over them and the ranking's features
-//     (gateweights.go, fitted by TestGateWeights), decide whether the
-//     hits answer the query. A search never answers with nothing for want
+//     (gateweights.go, fitted by TestGateWeights; its threshold in
+//     tuning.go) decide whether the hits answer the query. A search never answers with nothing for want
 //     of confidence: Result.Confident says whether the hits answer it, and
 //     when they do not they are the closest three, with the catalog's
 //     families (Result.Families) to look further in.
@@ -79,16 +81,18 @@
 //     after (go test -run TestDumpRankings -args -dump=FILE) and compare
 //     the files.
 //  2. A change of behavior is measured on the seen sets while it is
-//     tuned, then once on the held-out ones (go test -run TestHeldOutSets
-//     -v), with the figures before and after in the commit message.
+//     tuned (go test -run TestSeenSets -v), then once on the held-out
+//     ones (TestHeldOutSets -v, which never prints a held-out query),
+//     with the figures before and after in the commit message. New word
+//     rows are data: add a row, and its generated test, to words/.
 //  3. When the ranking's features move, refit the gate's model (go test
 //     -run TestGateWeights -args -update) and check it left out
 //     (TestGateLeftOut).
 //  4. The per-set floors of the real-catalog tests guard against
 //     regressions; move one only with its new figure and the reason.
 //  5. Speed is measured, not asserted: BenchmarkSearchReal500 (a search
-//     on 500 real tools, about 0.15–0.25 ms) and BenchmarkBuildReal500,
-//     before and after, interleaved.
+//     on 500 real tools, about 0.12–0.2 ms) and BenchmarkBuildReal500,
+//     before and after, interleaved; on a loaded machine, as CPU time.
 //
 // docs/measurements/search.md keeps the tuning history: what each round
 // tried, kept and dropped, with its figures.

@@ -52,8 +52,9 @@ type Candidate struct {
 	weak bool
 }
 
-// Lexical is the ranking's own Reranker (see the package doc): it needs
-// the Query of an Index and sets Score and Confidence.
+// Lexical is the ranking's own Reranker, today's features (see the
+// package doc and tuning.go): it needs the Query of an Index, and sets
+// Score and Confidence.
 type Lexical struct{}
 
 // Rerank implements Reranker.

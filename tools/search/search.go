@@ -12,8 +12,13 @@ import (
 type Hit struct {
 	Tool  *tools.Tool
 	Score float64
-	// Confidence is how well the tool fits the query, from 0 to 1 (see
-	// the package doc); 1 for a query naming the tool exactly.
+	// Confidence is how well the tool fits the query, from 0 to 1: mostly
+	// (0.8) how much of the query it covers — each word weighted by its
+	// rarity, a match in the name, family or summary counting fully, in
+	// the description 0.7, in a parameter 0.4 — and (0.2) how much of its
+	// name the query says; 1 for a query naming the tool exactly. The
+	// answer's Confident is the decision; a hit's Confidence is one of its
+	// inputs.
 	Confidence float64
 }
 
