@@ -159,9 +159,9 @@ func TestGitHubWithPrism(t *testing.T) {
 	}
 	t.Logf("%d tools from %s (%s)", len(added), filepath.Base(spec), src.Version())
 
-	hits, _ := search.New(cat.List()).Search("create an issue", 3, nil)
+	found := search.New(cat.List()).Search(context.Background(), "create an issue", 3, nil)
 	var top []string
-	for _, h := range hits {
+	for _, h := range found.Hits {
 		top = append(top, h.Tool.Name)
 	}
 	if !containsName(top, "github_issues_create") {
