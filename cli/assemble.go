@@ -16,6 +16,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/search"
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
@@ -84,19 +85,48 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 		c.upstream = set
 		c.closers = append(c.closers, set.Close)
 	}
+	// HTTP APIs from their OpenAPI descriptions (openapi.go): each loads
+	// in the background; a snapshot waits for them, as for upstreams.
+	actx := context.Background()
+	if mode == snapshot {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(actx, snapshotAttachTimeout)
+		defer cancel()
+	}
+	api := c.attachOpenAPI(actx, cat, mode == snapshot, log)
+	c.api = api
+	c.closers = append(c.closers, api.close)
 	bc.Catalog = cat
 	broker, err := bindings.NewBroker(bc)
 	if err != nil {
 		return nil, nil, err
 	}
-	broker.SetUnavailable(c.unavailable(set))
-	broker.SetPending(c.pending(set))
-	if set != nil {
-		broker.SetNotes(func() []string { return serverNotes(set) })
-	}
+	unavailable, pending := c.unavailable(set), c.pending(set)
+	broker.SetUnavailable(func(name string) (bindings.Unavailability, bool) {
+		if u, ok := unavailable(name); ok {
+			return u, true
+		}
+		return api.unavailable(name)
+	})
+	broker.SetPending(func(ctx context.Context, name string) bool {
+		return pending(ctx, name) || api.pending(ctx, name)
+	})
+	broker.SetNotes(func() []string {
+		var notes []string
+		if set != nil {
+			notes = serverNotes(set)
+		}
+		return append(notes, api.notes()...)
+	})
 	// search_tools and describe_tools (docs/mcp.md). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
-	if err := bindings.AddDiscovery(broker); err != nil {
+	var so search.Options
+	if c.cfg != nil {
+		if so, err = c.cfg.Search.Config().Options(); err != nil {
+			return nil, nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	if err := bindings.AddDiscoveryWith(broker, so); err != nil {
 		log.Warn("discovery tools not added", "err", err.Error())
 	}
 	if mode == live {

@@ -256,6 +256,9 @@ func toolsList(e *env, args []string) int {
 				Status: fmt.Sprintf("skipped: name clash: server %s has a tool of the same name and is used (the server whose name sorts first)", cl.Winner)})
 		}
 	}
+	for _, st := range c.api.statuses() {
+		rows = append(rows, toolRow{Name: st.name + "_*", Source: st.name, Callers: []string{}, Status: st.status})
+	}
 	p := principalOf(c.cfg)
 	exposed := map[tools.Caller]map[string]bool{}
 	for _, cl := range []tools.Caller{tools.Direct, tools.Code} {

@@ -84,6 +84,7 @@ type common struct {
 	stderrTo io.Writer     // where warnings go; nil is os.Stderr
 
 	cfg     *config.File       // loaded by loadConfig
+	api     *apiSources        // the OpenAPI sources (openapi.go), set by assemble
 	metrics *mcpserver.Metrics // set by serve over HTTP
 	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()

@@ -244,7 +244,18 @@ func readLayer(path, contain string, explicit bool) (*layer, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
-	for _, p := range []*string{&l.file.Policy, &l.file.Audit} {
+	paths := []*string{&l.file.Policy, &l.file.Audit}
+	for i := range l.file.OpenAPI {
+		o := &l.file.OpenAPI[i]
+		if !strings.HasPrefix(o.Spec, "http://") && !strings.HasPrefix(o.Spec, "https://") {
+			paths = append(paths, &o.Spec)
+		}
+		paths = append(paths, &o.Auth.File)
+	}
+	for i := range l.file.Search.WordFiles {
+		paths = append(paths, &l.file.Search.WordFiles[i])
+	}
+	for _, p := range paths {
 		if *p != "" && *p != "-" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -298,6 +309,31 @@ func (l *layer) checkTrusted() error {
 		if err := c.Auth.JWT.Check(); err != nil {
 			return bad("%v", err)
 		}
+	}
+	for i, o := range c.OpenAPI {
+		for key, v := range map[string]string{"timeout": o.Timeout, "spec_timeout": o.SpecTimeout} {
+			if _, err := duration(fmt.Sprintf("openapi[%d].%s", i, key), v, "30s"); err != nil {
+				return bad("%v", err)
+			}
+		}
+		cfg := o.Config()
+		if err := cfg.Validate(); err != nil {
+			return bad("openapi[%d]: %v", i, err)
+		}
+		for j := range i {
+			if c.OpenAPI[j].Name == o.Name {
+				return bad("openapi[%d].name: %q names another source too", i, o.Name)
+			}
+		}
+	}
+	if _, err := duration("search.embeddings.timeout", c.Search.Embeddings.Timeout, "2s"); err != nil {
+		return bad("%v", err)
+	}
+	if w := c.Search.Embeddings.Weight; w < 0 || w > 1 {
+		return bad("search.embeddings.weight: want from 0 to 1, got %v", w)
+	}
+	if e := c.Search.Embeddings; e.URL != "" && e.Model == "" {
+		return bad("search.embeddings.model is required with a url: the embedding model the server is asked for")
 	}
 	for i, t := range c.Auth.Tokens {
 		if t.Principal == "" {

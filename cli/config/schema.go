@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/sandcall/sandcall/tools/openapi"
+	"github.com/sandcall/sandcall/tools/search"
 )
 
 // File is sandcall.yaml: every key, its type and its zero value's meaning.
@@ -64,6 +67,105 @@ type File struct {
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP; off unless
 	// switched on. Spans go to the endpoint: needs trust.
 	Tracing Tracing `yaml:"tracing" project:"trust"`
+	// OpenAPI are HTTP APIs whose operations become tools, from their
+	// OpenAPI description (package tools/openapi). They call a host of
+	// their own with credentials from the environment or a file: needs
+	// trust.
+	OpenAPI []OpenAPI `yaml:"openapi" project:"trust"`
+	// Search configures search_tools (package tools/search): word files
+	// added to its word knowledge, and an embeddings reranker, off unless
+	// its url is set. The reranker sends queries and tool texts to its
+	// endpoint, with a key from the environment: needs trust.
+	Search Search `yaml:"search" project:"trust"`
+}
+
+// OpenAPI is one item of the openapi: list (openapi.Config).
+type OpenAPI struct {
+	// Name prefixes the source's tools (name_operation): a lower-case
+	// letter, then lower-case letters, digits or _, at most 24.
+	Name string `yaml:"name"`
+	// Spec is the OpenAPI description: a file (relative to this file's
+	// directory) or an http(s) URL; JSON or YAML, 3.0, 3.1 or 2.0.
+	Spec string `yaml:"spec"`
+	// BaseURL is the API's base URL; if empty, the spec's first server.
+	BaseURL string `yaml:"base_url"`
+	// Auth is how calls authenticate; none if absent.
+	Auth OpenAPIAuth `yaml:"auth"`
+	// Include keeps only the operations a pattern matches (tag:NAME, a
+	// path glob, "METHOD /path/**", an operationId glob); all if empty.
+	Include []string `yaml:"include"`
+	// Exclude then drops the operations a pattern matches.
+	Exclude []string `yaml:"exclude"`
+	// Timeout bounds one call; if absent, 60s.
+	Timeout string `yaml:"timeout"`
+	// SpecTimeout bounds fetching a spec from a URL; if absent, 30s.
+	SpecTimeout string `yaml:"spec_timeout"`
+	// MaxResponseBytes caps one answer's body; if absent, 16 MiB.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+}
+
+// OpenAPIAuth is openapi[].auth (openapi.Auth): the secret comes from the
+// variable env or the file file, exactly one of them.
+type OpenAPIAuth struct {
+	// Type is bearer, basic or api_key.
+	Type string `yaml:"type"`
+	// Env names the environment variable holding the secret.
+	Env string `yaml:"env"`
+	// File is a file holding the secret (relative to this file's
+	// directory).
+	File string `yaml:"file"`
+	// Username is basic auth's user; the secret is then the password.
+	Username string `yaml:"username"`
+	// Header is the header an API key goes in (api_key).
+	Header string `yaml:"header"`
+	// Query is the query parameter an API key goes in (api_key).
+	Query string `yaml:"query"`
+}
+
+// TimeoutDuration is openapi[].timeout, 0 when absent.
+func (o OpenAPI) TimeoutDuration() time.Duration {
+	d, _ := duration("", o.Timeout, "")
+	return d
+}
+
+// SpecTimeoutDuration is openapi[].spec_timeout, 0 when absent.
+func (o OpenAPI) SpecTimeoutDuration() time.Duration {
+	d, _ := duration("", o.SpecTimeout, "")
+	return d
+}
+
+// Search is the search: section (search.Config).
+type Search struct {
+	// WordFiles are word files (relative to this file's directory) added
+	// to the built-in word knowledge, in order (docs/search.md).
+	WordFiles []string `yaml:"word_files"`
+	// Embeddings reorders the best tools with an embeddings model.
+	Embeddings Embeddings `yaml:"embeddings"`
+}
+
+// Embeddings is search.embeddings (search.EmbeddingsConfig): any
+// OpenAI-compatible /v1/embeddings endpoint; off while url is empty.
+type Embeddings struct {
+	// URL is the API's base (http://localhost:11434/v1) or its
+	// /embeddings endpoint.
+	URL string `yaml:"url"`
+	// Model is the embedding model asked for.
+	Model string `yaml:"model"`
+	// APIKeyEnv names the variable holding the API key (a bearer token);
+	// none is sent if absent.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Timeout bounds one search's embedding request; past it the lexical
+	// order stands. If absent, 2s.
+	Timeout string `yaml:"timeout"`
+	// Weight is the similarity's share of the order, from 0 to 1; if
+	// absent, 0.5.
+	Weight float64 `yaml:"weight"`
+}
+
+// TimeoutDuration is search.embeddings.timeout, 0 when absent.
+func (e Embeddings) TimeoutDuration() time.Duration {
+	d, _ := duration("", e.Timeout, "")
+	return d
 }
 
 // Principal is the principal: section.
@@ -331,4 +433,21 @@ func envNameOK(name string) bool {
 		return false
 	}
 	return strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
+}
+
+// Config is the source's openapi.Config (Dir left empty: Load made its
+// paths absolute).
+func (o OpenAPI) Config() openapi.Config {
+	return openapi.Config{Name: o.Name, Spec: o.Spec, BaseURL: o.BaseURL,
+		Auth: openapi.Auth{Type: o.Auth.Type, Env: o.Auth.Env, File: o.Auth.File, Username: o.Auth.Username,
+			Header: o.Auth.Header, Query: o.Auth.Query},
+		Include: o.Include, Exclude: o.Exclude, Timeout: o.TimeoutDuration(), SpecTimeout: o.SpecTimeoutDuration(),
+		MaxResponseBytes: o.MaxResponseBytes}
+}
+
+// Config is the section's search.Config.
+func (s Search) Config() search.Config {
+	e := s.Embeddings
+	return search.Config{WordFiles: s.WordFiles, Embeddings: search.EmbeddingsConfig{URL: e.URL, Model: e.Model,
+		APIKeyEnv: e.APIKeyEnv, Timeout: e.TimeoutDuration(), Weight: e.Weight}}
 }

@@ -1,126 +1,28 @@
 package openapi
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sandcall/sandcall/bindings/tsdecl"
-	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/openapi/openapitest"
 	"github.com/sandcall/sandcall/tools/search"
 )
-
-// GitHub's own OpenAPI description and a real mock server from npm.
-const (
-	octokitVersion = "23.0.2" // @octokit/openapi
-	prismVersion   = "5.16.0" // @stoplight/prism-cli
-)
-
-// npmDir installs the packages once per machine (testenv.NPMInstall) and
-// returns the install's directory; it skips the test when npm or the
-// registry is unavailable.
-func npmDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(os.TempDir(), "sandcall-npm-openapi-octokit-"+octokitVersion+"-prism-"+prismVersion)
-	testenv.NPMInstall(t, dir, func() bool {
-		return pkgVersion(filepath.Join(dir, "node_modules/@octokit/openapi/package.json")) == octokitVersion &&
-			pkgVersion(filepath.Join(dir, "node_modules/@stoplight/prism-cli/package.json")) == prismVersion
-	}, "@octokit/openapi@"+octokitVersion, "@stoplight/prism-cli@"+prismVersion)
-	return dir
-}
-
-func pkgVersion(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var p struct{ Version string }
-	json.Unmarshal(b, &p)
-	return p.Version
-}
-
-func githubSpec(t testing.TB) string {
-	return filepath.Join(npmDir(t), "node_modules/@octokit/openapi/generated/api.github.com.json")
-}
-
-// startPrism runs Prism's mock server for spec on a free loopback port
-// and returns its URL; the test's cleanup stops it.
-func startPrism(t *testing.T, dir, spec string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed")
-	}
-	cmd := exec.Command(node, filepath.Join(dir, "node_modules/@stoplight/prism-cli/dist/index.js"),
-		"mock", "-h", "127.0.0.1", "-p", itoa(port), spec)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	ready := make(chan struct{})
-	var tail []string
-	var mu sync.Mutex
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			mu.Lock()
-			tail = append(tail[max(0, len(tail)-20):], line)
-			mu.Unlock()
-			if strings.Contains(line, "Prism is listening") {
-				close(ready)
-				break
-			}
-		}
-		for sc.Scan() { // keep the pipe drained
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(3 * time.Minute):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("Prism did not start:\n%s", strings.Join(tail, "\n"))
-	}
-	return "http://127.0.0.1:" + itoa(port)
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestGitHubWithPrism loads GitHub's own description, finds and describes
 // the tool that creates an issue, and calls several operations of a real
@@ -130,9 +32,8 @@ func TestGitHubWithPrism(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: installs GitHub's description and Prism from npm")
 	}
-	dir := npmDir(t)
-	spec := githubSpec(t)
-	prism := startPrism(t, dir, spec)
+	spec := openapitest.GitHubSpec(t)
+	prism := openapitest.StartPrism(t, spec)
 	target, _ := url.Parse(prism)
 	var mu sync.Mutex
 	var auths []string
@@ -264,7 +165,7 @@ func containsName(names []string, want string) bool {
 // catalog's part (each input schema compiled). ns/op is the three
 // together; the allocations are Load's and the catalog's.
 func BenchmarkLoadGitHub(b *testing.B) {
-	spec := githubSpec(b)
+	spec := openapitest.GitHubSpec(b)
 	data, err := os.ReadFile(spec)
 	if err != nil {
 		b.Fatal(err)
