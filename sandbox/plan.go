@@ -49,7 +49,7 @@ func (p *Plan) Names() []string {
 // them to Host.Call like any tool call, and the host answers them from its
 // state store; they reach no tool. Arguments and results are JSON:
 //
-//	$state.get    {"key"}                      → the value, or null
+//	$state.get    {"key"}                      → the value, or null when unset
 //	$state.set    {"key", "value", "ttl_s"?}   → null
 //	$state.delete {"key"}                      → true if the key was there
 //	$state.keys   {"prefix"?}                  → ["key", …], sorted

@@ -127,6 +127,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	define(global, "tools", r.toolsObject())
 	define(global, "console", r.consoleObject())
 	define(global, "progress", r.progressFunction())
+	define(global, "state", r.stateObject()) // state.go
 	inputV := goja.Null()
 	if len(input) > 0 {
 		v, berr := r.buildValue(input)
