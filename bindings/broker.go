@@ -60,6 +60,10 @@ type BrokerConfig struct {
 	// Tracer, if set, records a span per run and per tool call (spans.go).
 	// If nil, nothing is traced.
 	Tracer trace.TracerProvider
+	// State bounds the state programs keep between runs (state.go). Its
+	// zero value takes DefaultStateConfig, in Shared when that is a
+	// store.Space, else in memory.
+	State StateConfig
 }
 
 // Observer receives the outcome of every attempted call and every run, for
@@ -87,6 +91,8 @@ type Broker struct {
 	onAuthSet []func()
 
 	known known // names the catalog held, and why missing ones are (notcallable.go)
+
+	state StateConfig // resolved (state.go)
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -123,7 +129,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = 4 << 20
 	}
-	b := &Broker{cfg: cfg}
+	b := &Broker{cfg: cfg, state: cfg.State.resolve(cfg.Shared)}
 	if cfg.Tracer != nil {
 		b.tracer = cfg.Tracer.Tracer(TracerName)
 	}

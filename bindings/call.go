@@ -152,6 +152,12 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
 			Hint:    "Batch the work into fewer calls, or filter before calling."}
 	}
+	if sres, serr, ok := r.stateCall(ctx, seq, name, args, &rec); ok { // state.go
+		if serr != nil {
+			return nil, serr
+		}
+		return sres, nil
+	}
 	name, opaque, hres, herr, done := r.handleCall(name, args, &rec)
 	if done {
 		if herr != nil {
