@@ -32,6 +32,8 @@ type run struct {
 	approver  Approver
 	tier      string
 	rp        *replayState // resumable runs only (replay.go)
+	depth     int          // 0 for run_code and direct calls; n inside a program called at depth n-1 (programs.go)
+	plan      *runPlan     // the program's plan; nil when none was read (plan.go)
 
 	seq atomic.Int64
 
@@ -170,6 +172,10 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		rec.decision = "unknown"
 		return nil, r.b.missingTool(name, r.caller, r.principal)
 	}
+	if !r.b.visible(t, r.principal) { // another principal's saved program (programs.go)
+		rec.decision = "unknown"
+		return nil, r.b.hiddenTool(name, r.caller, r.principal)
+	}
 	if alias.Name != "" {
 		rec.alias = alias.Name
 		if !alias.Live(r.b.cfg.Now()) {
@@ -189,8 +195,12 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		return nil, herr
 	}
 
+	if e := r.plan.checkCall(ctx, r.b, t, r.principal); e != nil { // plan.go
+		rec.decision, rec.rule = "deny", e.Rule
+		return nil, e
+	}
 	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
-		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
+		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start), Plan: r.plan.shown(), Depth: r.depth, run: r}
 	r.mu.Lock()
 	info.Calls = r.stats.Total
 	info.CallsByTool = maps.Clone(r.stats.ByTool)

@@ -167,29 +167,21 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	}
 
 	var out *sandbox.Outcome
+	var refused *sandbox.Error
 	if err := r.resolveModule(&req, h.principal.ID); err != nil {
 		out = &sandbox.Outcome{Err: err}
 	} else if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
 		out = &sandbox.Outcome{Err: &sandbox.Error{Code: sandbox.ESyntax,
 			Message: "language " + safeName(string(lang)) + " is not enabled on this server",
 			Hint:    "Submit JavaScript (language \"javascript\")."}}
+	} else if h.plan, refused = r.broker.planRun(ctx, req.Program, h.principal, tools.Code, ""); refused != nil {
+		out = &sandbox.Outcome{Err: refused} // plan.go: refused before any call
 	} else {
 		if req.Program.Language == "" {
 			req.Program.Language = sandbox.JavaScript
 		}
-		bound := r.broker.Exposed(tools.Code, h.principal)
-		names := make([]string, 0, len(bound))
-		for _, t := range bound {
-			names = append(names, t.Name)
-		}
-		// Deprecated aliases are bound too (never listed), so a program
-		// written against an old name keeps working through its window
-		// and afterwards gets E_TOOL_UNKNOWN naming the new one.
-		for _, t := range bound {
-			for _, a := range t.Aliases {
-				names = append(names, a.Name)
-			}
-		}
+		// Deprecated aliases are bound too (never listed): boundNames.
+		names := r.broker.boundNames(h.principal)
 		// The engine keeps logs up to the keep; the budget applies below.
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
@@ -214,6 +206,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 		RunID:      id,
 		Tier:       r.tier,
 		Error:      redactError(out.Err),
+		Plan:       h.plan.shown(),
 	}
 	// JSON text is UTF-8 (RFC 8259), and the engines' checks (json.Valid,
 	// json.Compact) do not look inside strings: a WebAssembly guest or a
@@ -333,9 +326,9 @@ func (r *Runner) accepts(l sandbox.Language) bool {
 // as the E_CANCELLED that ended its attempt; a replay names the run it
 // resumes (resumed_from) and is audited with its own outcome.
 func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label, susp *Suspension, rp *Replay) {
-	code := ""
+	code, rule := "", ""
 	if res.Error != nil {
-		code = string(res.Error.Code)
+		code, rule = string(res.Error.Code), res.Error.Rule
 	}
 	decision := "ok"
 	if !res.OK {
@@ -363,7 +356,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label, 
 		slog.String("principal", p.ID),
 		slog.String("tool", "run_code"),
 		slog.String("decision", decision),
-		slog.String("rule", ""),
+		slog.String("rule", rule),
 		slog.String("code", code),
 		slog.Float64("duration_ms", res.DurationMS),
 		slog.Int("calls", res.Calls.Total),

@@ -276,6 +276,11 @@ type Result struct {
 	// WholeLogs is that text, for the server to keep under LogsRef. It is
 	// never serialized.
 	WholeLogs []byte `json:"-"`
+	// Plan is what the program named before it ran (sandbox/plan): the
+	// tools, with the line of each, and the count of names computed at run
+	// time. Omitted when it could not be read (a program that does not
+	// parse).
+	Plan *Plan `json:"plan,omitempty"`
 	// Meta is what the server puts in the MCP result's _meta: the run's
 	// information-flow label (see bindings.LabelMeta), which read_output
 	// pages of the result keep. It is never serialized here.

@@ -137,6 +137,9 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 		inputV = v
 	}
 	define(global, "input", inputV)
+	// A program that is a tool (tools/programs) reads its arguments as
+	// args: the same value.
+	define(global, "args", inputV)
 
 	r.guardJSON()
 	r.guardRegexp()
