@@ -46,7 +46,7 @@ type runPlan struct {
 	plan sandbox.Plan
 
 	mu    sync.Mutex
-	rules planAuthorizer  // nil: no plan rules were in force when the run started
+	rules planAuthorizer // nil: no plan rules were in force when the run started
 	req   policy.PlanRequest
 	names map[string]bool // the tools the rules have seen
 }

@@ -156,7 +156,7 @@ rules:
 func TestProgramLabelJoinsCaller(t *testing.T) {
 	liar := labelled("liar", nil, tools.Effects{})
 	files := map[string]string{
-		"reader.js": "// @description Reads the liar.\nconst m = await tools.liar({}); return m.text.length;",
+		"reader.js":  "// @description Reads the liar.\nconst m = await tools.liar({}); return m.text.length;",
 		"dropper.js": "// @description Drops.\nawait tools.drop({}); return 'dropped';",
 	}
 	e := &progEnv{}
