@@ -247,3 +247,13 @@ func PlanSentence(p *sandbox.Plan) string {
 	}
 	return b.String()
 }
+
+// CheckPlan reads the plan of prog as a run of p would, and asks the
+// policy's plan rules about it (through the programs it names), without
+// running it: `sandcall plan --policy` answers what serve decides. The
+// plan is nil when it cannot be read; the error is the refusal
+// (E_TOOL_DENIED, naming the rule), or nil.
+func (b *Broker) CheckPlan(ctx context.Context, prog sandbox.Program, p Principal) (*sandbox.Plan, *sandbox.Error) {
+	rp, err := b.planRun(ctx, prog, p, tools.Code, "")
+	return rp.shown(), err
+}

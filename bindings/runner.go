@@ -41,6 +41,9 @@ type RunnerConfig struct {
 	// sandbox.MaxKeptResultBytes (8 MiB, also the ceiling); if negative,
 	// a result over the budget fails with E_OUTPUT_LIMIT.
 	KeepResultBytes int
+	// ProgramExecutor runs the programs that program tools run (programs.go).
+	// If nil, Executor.
+	ProgramExecutor sandbox.Executor
 	// KeepLogBytes is how much console output is kept when the logs are
 	// over their budget (Limits.MaxLogBytes): the Result then shows what
 	// fits and carries the whole in Result.WholeLogs, for paging. The
@@ -62,6 +65,7 @@ type Runner struct {
 	mods     *ModuleStore
 	keep     int // Job.KeepResultBytes
 	keepLogs int
+	progExec sandbox.Executor // RunnerConfig.ProgramExecutor, else exec
 }
 
 // NewRunner returns a Runner for cfg.
@@ -83,8 +87,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	keep := keepBytes(cfg.KeepResultBytes, sandbox.MaxKeptResultBytes)
 	keepLogs := keepBytes(cfg.KeepLogBytes, sandbox.MaxKeptLogBytes)
+	progExec := cfg.ProgramExecutor
+	if progExec == nil {
+		progExec = cfg.Executor
+	}
 	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods, keep: keep,
-		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...)}, nil
+		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...), progExec: progExec}, nil
 }
 
 // Limits returns the operator's ceiling.

@@ -76,6 +76,10 @@ type fileConfig struct {
 	// Tracing exports OpenTelemetry spans over OTLP/HTTP (otel.go); off
 	// unless switched on.
 	Tracing tracingConfig `yaml:"tracing"`
+	// Programs and State: programs as tools and state between runs
+	// (programs.go).
+	Programs programsConfig `yaml:"programs"`
+	State    stateConfig    `yaml:"state"`
 
 	dir string
 	// parsed durations
@@ -150,6 +154,12 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	if err := c.Pool.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Programs.check(); err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := c.State.check(); err != nil {
+		return nil, bad("%v", err)
 	}
 	if c.Principal != nil && c.Principal.ID == "" {
 		return nil, bad("principal.id is required")

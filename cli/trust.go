@@ -95,6 +95,7 @@ func serversTrust(e *env, cfg *upstream.Config, root string) int {
 		fmt.Fprintf(e.stdout, "trusted script %s\n", filepath.Join(local.DefaultDir, name))
 		n++
 	}
+	n += trustPrograms(e.stdout, t, root) // programs.go
 	if err := t.Save(); err != nil {
 		fmt.Fprintf(e.stderr, "sandcall servers trust: %v\n", err)
 		return exitFailure
