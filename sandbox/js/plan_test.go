@@ -75,11 +75,25 @@ func TestPlanCap(t *testing.T) {
 	}
 }
 
+// planBenchSource is a 5.5 KB program: 40 calls and loops.
+var planBenchSource = strings.Repeat("{ const r = await tools.get_expenses({member_id: 'e1', quarter: 'Q3'});\nfor (const e of r) { if (e.amount > 10) console.log(e.category); } }\n", 40)
+
+// BenchmarkPlan reads a plan; BenchmarkPlanCompile is what the engine does
+// to the same text before it runs it (parse and compile, uncached), the
+// yardstick of a plan's cost.
 func BenchmarkPlan(b *testing.B) {
-	src := strings.Repeat("const r = await tools.get_expenses({member_id: 'e1', quarter: 'Q3'});\nfor (const e of r) { if (e.amount > 10) console.log(e.category); }\n", 40)
-	b.SetBytes(int64(len(src)))
+	b.SetBytes(int64(len(planBenchSource)))
 	for b.Loop() {
-		if _, err := Plan(src); err != nil {
+		if _, err := Plan(planBenchSource); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlanCompile(b *testing.B) {
+	b.SetBytes(int64(len(planBenchSource)))
+	for b.Loop() {
+		if _, err := compileProgram(planBenchSource); err != nil {
 			b.Fatal(err)
 		}
 	}
