@@ -25,3 +25,8 @@ import _ "embed"
 //
 //go:embed flow.yaml
 var Flow []byte
+
+// Plans is plans.yaml, for `sandcall demo programs`.
+//
+//go:embed plans.yaml
+var Plans []byte

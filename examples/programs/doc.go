@@ -27,5 +27,18 @@
 // three parts in process.
 package programsdemo
 
+import _ "embed"
+
 // Dir is the example's programs directory, relative to this package.
 const Dir = ".agents/programs"
+
+// Files are the example's program files by name, for `sandcall demo
+// programs`.
+var Files = map[string]string{"travel_overruns.js": travelOverruns, "triage_new.js": triageNew}
+
+var (
+	//go:embed .agents/programs/travel_overruns.js
+	travelOverruns string
+	//go:embed .agents/programs/triage_new.js
+	triageNew string
+)
