@@ -18,7 +18,7 @@ const saveSchema = `{"type":"object","properties":{
 "description":{"type":"string","description":"What question the program answers and when to use it: the tool's description."},
 "parameters":{"type":"object","description":"A JSON Schema of type object: the program's arguments, which it reads as args. Omit it for none."},
 "code":{"type":"string","description":"The program, as run_code takes it: the body of an async function that reads args and returns the result."},
-"language":{"type":"string","enum":["javascript","typescript"],"default":"javascript"},
+"language":{"type":"string","enum":["javascript","typescript"],"default":"javascript","description":"The language of code."},
 "read_only":{"type":"boolean","description":"The program changes nothing."},
 "destructive":{"type":"boolean","description":"The program may delete or overwrite data."},
 "idempotent":{"type":"boolean","description":"Calling it twice does what calling it once does."}},
@@ -44,9 +44,18 @@ func SaveTool(s *Saved) *tools.Tool {
 		Title: "Save a program as a tool",
 		Description: "Save a program that worked as a tool of its own, to call later by name — directly, or from run_code as tools.<name>(args) — " +
 			"in this and later sessions. It runs as its caller, with the caller's rights. " +
-			"A person approves each save; saving a changed program under the same name is a new version, approved again.",
-		InputSchema:    in,
-		OutputSchema:   out,
+			"A person approves each save; saving a changed program under the same name is a new version, approved again. " +
+			"Do not use it for a program that has not run successfully with run_code yet, or for a one-off question (run it with run_code instead).",
+		InputSchema:  in,
+		OutputSchema: out,
+		Examples: []tools.Example{{
+			Description: "Save the travel-budget check as a tool taking the quarter.",
+			Args: json.RawMessage(`{"name":"travel_overruns","description":"Which engineers went over their travel budget in a quarter?",` +
+				`"parameters":{"type":"object","properties":{"quarter":{"type":"string"}},"required":["quarter"]},"read_only":true,` +
+				`"code":"const team = await tools.get_team_members({department: \"engineering\"}); return team.length;"}`),
+			Result: json.RawMessage(`{"name":"travel_overruns","version":"3f0a61c2d9b4","sha256":"3f0a61c2d9b4…","plan":{"tools":[{"name":"get_team_members","line":1}],"dynamic":0}}`),
+		}},
+		OutputBudget:   16 << 10,
 		Effects:        tools.Effects{Idempotent: true, Declared: true},
 		AllowedCallers: []tools.Caller{tools.Direct},
 		Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
