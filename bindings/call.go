@@ -34,6 +34,7 @@ type run struct {
 	rp        *replayState // resumable runs only (replay.go)
 	depth     int          // 0 for run_code and direct calls; n inside a program called at depth n-1 (programs.go)
 	plan      *runPlan     // the program's plan; nil when none was read (plan.go)
+	tree      *callTree    // the calls of the run and of the program tools it runs; nil: its own only (programs.go)
 
 	seq atomic.Int64
 
@@ -148,7 +149,7 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		span.end(r, rec)
 	}()
 
-	if seq > r.limits.MaxCalls {
+	if seq > r.limits.MaxCalls || !r.tree.take() { // tree: with its program tools' calls (programs.go)
 		rec.decision = "limit"
 		return nil, &sandbox.Error{Code: sandbox.EToolCallLimit, Tool: safeName(name),
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/sandcall/sandcall/policy"
@@ -22,6 +23,20 @@ import (
 // Programs call programs at most BrokerConfig.MaxProgramDepth deep.
 
 var _ programs.Runner = (*Runner)(nil)
+
+// callTree counts the calls of a run and of every program tool it runs,
+// at any depth, against the run's call limit: programs calling programs
+// cannot multiply it.
+type callTree struct {
+	n   atomic.Int64
+	max int64
+}
+
+func newCallTree(max int) *callTree { return &callTree{max: int64(max)} }
+
+// take counts one call and reports whether it is within the limit; a nil
+// tree counts nothing.
+func (t *callTree) take() bool { return t == nil || t.n.Add(1) <= t.max }
 
 // PrincipalID implements what tools/programs reads of a call: who it is
 // made for.
@@ -89,8 +104,12 @@ func (r *Runner) RunProgram(ctx context.Context, p *programs.Program, args json.
 	if dl, ok := ctx.Deadline(); ok {
 		lim.Timeout = min(lim.Timeout, max(time.Until(dl), time.Millisecond))
 	}
+	tree := parent.tree
+	if tree == nil { // a direct call: the program's calls count from here
+		tree = newCallTree(lim.MaxCalls)
+	}
 	h := &runHost{run: &run{b: b, id: newRunID(), principal: info.Principal, caller: tools.Code, limits: lim,
-		start: start, approver: parent.approver, tier: r.tier, depth: depth}}
+		start: start, approver: parent.approver, tier: r.tier, depth: depth, tree: tree}}
 	h.init()
 	// What the caller's call carried (the caller's run, the handles among
 	// the arguments) is what the program starts from.

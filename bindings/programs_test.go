@@ -305,3 +305,16 @@ func newBrokerCat(t *testing.T, cat *tools.Catalog, reg *programs.Registry) *Bro
 	}
 	return b
 }
+
+// TestProgramCallsCountForTheRun: the calls of the program tools a run
+// calls count against the run's call limit, at every depth.
+func TestProgramCallsCountForTheRun(t *testing.T) {
+	files := map[string]string{"ten.js": "// @description Ten calls.\nfor (let i = 0; i < 10; i++) await tools.echo({i});\nreturn 10;"}
+	e := newProgEnv(t, "", files, echo("echo"))
+	res := e.r.Run(context.Background(), RunRequest{Program: sandbox.Program{Source: `let n = 0;
+for (let i = 0; i < 5; i++) { try { n += await tools.ten({}); } catch (err) { return {n, code: err.code}; } }
+return {n};`}, Limits: sandbox.Limits{MaxCalls: 25}})
+	if !res.OK || string(res.Result) != `{"n":20,"code":"E_TOOL_CALL_LIMIT"}` {
+		t.Fatalf("%s %+v", res.Result, res.Error)
+	}
+}

@@ -162,7 +162,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	ctx, span := r.startRunSpan(ctx, id, req.Program.Language)
 	lim := r.requestLimits(req.Limits)
 	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
-		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
+		limits: lim, start: start, approver: req.Approver, tier: r.tier, tree: newCallTree(lim.MaxCalls)}, report: req.Progress}
 	h.init()
 	if req.Suspend || req.Replay != nil {
 		var cancel context.CancelFunc
