@@ -116,6 +116,13 @@ const (
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	if name == sandbox.PlanCall { // the engine hands the program's plan (plan.go): no call
+		res, e := r.receivePlan(ctx, args)
+		if e != nil {
+			return nil, e
+		}
+		return res, nil
+	}
 	if r.rp != nil { // a resumable run: it suspends only once no call is inside
 		r.rp.enter()
 		defer r.rp.leave()

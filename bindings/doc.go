@@ -74,8 +74,10 @@
 //
 // # Programs, plans and state
 //
-// Before a program runs, the broker reads its plan (sandbox/plan) and asks
-// the policy's plan rules about it, through the program tools it names;
+// Before a program runs, its engine hands the broker its plan (Job.SendPlan,
+// sandbox.PlanCall; a WebAssembly module's the broker reads itself, with
+// sandbox/plan) and the broker asks the policy's plan rules about it,
+// through the program tools it names;
 // a refused program makes no call, and a call whose tool the plan did not
 // list is asked about again (plan.go). A program tool (tools/programs:
 // .agents/programs files, saved programs) runs as its caller: its calls

@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,62 +44,114 @@ func (a *PolicyAuthorizer) AuthorizePlan(_ context.Context, req *policy.PlanRequ
 // runPlan is a run's plan and, when the policy has plan rules, the names
 // they have approved so far.
 type runPlan struct {
-	plan sandbox.Plan
-
-	mu    sync.Mutex
-	rules planAuthorizer // nil: no plan rules were in force when the run started
-	req   policy.PlanRequest
-	names map[string]bool // the tools the rules have seen
+	mu       sync.Mutex
+	plan     sandbox.Plan
+	has      bool           // plan is set
+	awaiting bool           // the engine may still hand the plan (sandbox.PlanCall)
+	rules    planAuthorizer // nil: no plan rules were in force when the run started
+	req      policy.PlanRequest
+	names    map[string]bool // the tools the rules have seen
 }
 
-// planRun reads the plan of prog, run for p by caller (program names a
-// saved program; empty for run_code), and asks the plan rules about it.
-// A plan that cannot be read is no plan (the engine reports a program
-// that does not parse), unless plan rules are in force: they refuse what
-// they cannot read.
+// planRun prepares the plan of prog, run for p by caller (program names a
+// program tool; empty for run_code). A JavaScript or TypeScript program's
+// plan is read where it is parsed — by its engine, in the worker in the
+// process tier — and handed over before it runs (sandbox.PlanCall,
+// receivePlan): the server never parses a program, TypeScript's esbuild
+// least of all. A WebAssembly module's plan (its imports and data) is read
+// here. When plan rules are in force, every call whose tool the plan did
+// not name is asked about at the call, plan or no plan (checkCall).
 func (b *Broker) planRun(ctx context.Context, prog sandbox.Program, p Principal, caller tools.Caller, program string) (*runPlan, *sandbox.Error) {
-	var known []string
-	if prog.Language == sandbox.WASM {
-		for _, t := range b.Exposed(tools.Code, p) {
-			known = append(known, t.Name)
+	rp := &runPlan{awaiting: true}
+	if pa, _ := b.authorizer().(planAuthorizer); pa != nil && pa.HasPlanRules() {
+		lang := string(prog.Language)
+		if lang == "" {
+			lang = string(sandbox.JavaScript)
 		}
+		rp.rules = pa
+		rp.req = policy.PlanRequest{Caller: string(caller), Principal: p, Program: program, Language: lang}
+		rp.names = map[string]bool{}
 	}
-	pl, perr := plan.Of(prog, known)
-	pa, _ := b.authorizer().(planAuthorizer)
-	if pa != nil && !pa.HasPlanRules() {
-		pa = nil
-	}
-	if perr != nil {
-		if pa != nil && perr.Code == sandbox.EInternal {
-			return nil, &sandbox.Error{Code: sandbox.EToolDenied, Rule: "plan.unreadable",
-				Message: "the policy checks programs' plans, and this program's plan could not be read, so it does not run",
-				Hint:    "Name tools plainly (tools.<name>(args)) and run the program again."}
-		}
-		return nil, nil
-	}
-	rp := &runPlan{plan: pl, rules: pa}
-	if pa == nil {
+	if prog.Language != sandbox.WASM {
 		return rp, nil
 	}
-	lang := string(prog.Language)
-	if lang == "" {
-		lang = string(sandbox.JavaScript)
+	rp.awaiting = false
+	var known []string
+	for _, t := range b.Exposed(tools.Code, p) {
+		known = append(known, t.Name)
 	}
-	rp.req = policy.PlanRequest{Caller: string(caller), Principal: p, Program: program, Language: lang,
-		Dynamic: pl.Dynamic, Imports: pl.Imports}
-	rp.names = map[string]bool{}
+	pl, perr := plan.Of(prog, known)
+	if perr != nil {
+		return rp, nil // the engine reports a module it cannot load
+	}
+	return rp, rp.set(ctx, b, p, pl)
+}
+
+// set records the program's plan and, with plan rules, asks them about it:
+// the refusal, if they refuse it.
+func (rp *runPlan) set(ctx context.Context, b *Broker, p Principal, pl sandbox.Plan) *sandbox.Error {
+	rp.mu.Lock()
+	rp.plan, rp.has = pl, true
+	if rp.rules == nil {
+		rp.mu.Unlock()
+		return nil
+	}
 	for _, n := range b.expandNames(pl.Names(), p) {
 		rp.names[n] = true
 	}
 	rp.req.Tools = sortedSet(rp.names)
-	d := b.authorizePlan(ctx, pa, &rp.req)
+	rp.req.Dynamic, rp.req.Imports = pl.Dynamic, pl.Imports
+	req := rp.req
+	rp.mu.Unlock()
+	d := b.authorizePlan(ctx, rp.rules, &req)
 	if !d.Allow {
-		return rp, &sandbox.Error{Code: sandbox.EToolDenied, Rule: d.Rule, Reason: sandbox.ReasonDenied,
+		return &sandbox.Error{Code: sandbox.EToolDenied, Rule: d.Rule, Reason: sandbox.ReasonDenied,
 			Message: sandbox.Cap("the policy refuses this program before it runs: "+d.Message, sandbox.MaxMessageBytes),
 			Hint:    d.Hint}
 	}
-	return rp, nil
+	return nil
 }
+
+// receivePlan is the sandbox.PlanCall an engine makes before the program
+// runs: the first one, before any call, sets the run's plan (and the plan
+// rules may refuse it); any other is ignored. The plan comes from the
+// engine (the worker, in the process tier): it decides what is shown and
+// what is refused up front, never what is allowed — a name it leaves out
+// is asked about at its call.
+func (r *run) receivePlan(ctx context.Context, args json.RawMessage) (json.RawMessage, *sandbox.Error) {
+	rp := r.plan
+	if rp == nil || r.caller != tools.Code {
+		return json.RawMessage("null"), nil
+	}
+	rp.mu.Lock()
+	first := rp.awaiting && r.seq.Load() == 0
+	rp.awaiting = false
+	rp.mu.Unlock()
+	var pl sandbox.Plan
+	if !first || len(args) > maxPlanBytes || json.Unmarshal(args, &pl) != nil {
+		return json.RawMessage("null"), nil
+	}
+	if len(pl.Tools) > maxPlanTools {
+		pl.Dynamic += len(pl.Tools) - maxPlanTools
+		pl.Tools = pl.Tools[:maxPlanTools]
+	}
+	for i := range pl.Tools {
+		pl.Tools[i].Name = sandbox.Cap(pl.Tools[i].Name, 256)
+	}
+	if pl.Tools == nil {
+		pl.Tools = []sandbox.PlanTool{}
+	}
+	if e := rp.set(ctx, r.b, r.principal, pl); e != nil {
+		return nil, e
+	}
+	return json.RawMessage("null"), nil
+}
+
+// Bounds of a plan an engine hands over.
+const (
+	maxPlanBytes = 1 << 20
+	maxPlanTools = 1000
+)
 
 // authorizePlan asks pa; a panic refuses.
 func (b *Broker) authorizePlan(ctx context.Context, pa planAuthorizer, req *policy.PlanRequest) (d Decision) {
@@ -151,6 +204,11 @@ func (rp *runPlan) checkCall(ctx context.Context, b *Broker, t *tools.Tool, p Pr
 // shown is the plan to show with the run (nil when it could not be read).
 func (rp *runPlan) shown() *sandbox.Plan {
 	if rp == nil {
+		return nil
+	}
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if !rp.has {
 		return nil
 	}
 	p := rp.plan
@@ -255,5 +313,13 @@ func PlanSentence(p *sandbox.Plan) string {
 // (E_TOOL_DENIED, naming the rule), or nil.
 func (b *Broker) CheckPlan(ctx context.Context, prog sandbox.Program, p Principal) (*sandbox.Plan, *sandbox.Error) {
 	rp, err := b.planRun(ctx, prog, p, tools.Code, "")
+	if err != nil || prog.Language == sandbox.WASM {
+		return rp.shown(), err
+	}
+	pl, perr := plan.Of(prog, nil) // the command line plans the operator's own file
+	if perr != nil {
+		return nil, nil
+	}
+	err = rp.set(ctx, b, p, pl)
 	return rp.shown(), err
 }

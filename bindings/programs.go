@@ -125,7 +125,7 @@ func (r *Runner) RunProgram(ctx context.Context, p *programs.Program, args json.
 		out = &sandbox.Outcome{Err: refused}
 	} else {
 		job := &sandbox.Job{RunID: h.id, Program: prog, Limits: lim, Tools: b.boundNames(info.Principal),
-			Principal: info.Principal.ID}
+			Principal: info.Principal.ID, SendPlan: true}
 		out = r.progExec.Execute(ctx, job, h)
 		if out == nil {
 			out = &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EInternal, "", "the engine returned no outcome")}

@@ -194,7 +194,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
 		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep,
-			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock}
+			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock, SendPlan: req.Program.Language != sandbox.WASM}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.

@@ -1,5 +1,10 @@
 package sandbox
 
+import (
+	"context"
+	"encoding/json"
+)
+
 // Plan is what a program will call, read from its text before it runs
 // (package sandbox/plan extracts it): the tools it names, and how many
 // names it computes at run time. The host shows it in run_code's result
@@ -43,6 +48,36 @@ func (p *Plan) Names() []string {
 		out[i] = t.Name
 	}
 	return out
+}
+
+// PlanCall is the call an engine makes, when Job.SendPlan is set, to hand
+// the host the plan of the program it is about to run: Host.Call(ctx,
+// PlanCall, <the Plan's JSON>), before any guest code runs. The host may
+// refuse the program with an E_TOOL_DENIED error, which the engine returns
+// as the run's error without running it; any other answer lets it run.
+// The plan is read where the program is parsed (in the process tier, in
+// the worker): the host never parses a program itself. Lines are the
+// submitted source's; PlanTool.Col is not sent.
+const PlanCall = "$plan"
+
+// SendPlan hands p to host as PlanCall and returns the refusal, if the
+// host refuses the program (E_TOOL_DENIED), or the context's error; any
+// other answer (a host that does not know the call) is no refusal.
+func SendPlan(ctx context.Context, host Host, p Plan) *Error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	_, cerr := host.Call(ctx, PlanCall, b)
+	if cerr == nil {
+		return nil
+	}
+	e := AsError(cerr, EToolFailed)
+	switch e.Code {
+	case EToolDenied, ECancelled, ETimeout:
+		return e
+	}
+	return nil
 }
 
 // Names guests call for program state (docs/guest-api.md): engines route

@@ -146,6 +146,12 @@ type Job struct {
 	// zero Seed or Clock keeps wazero's fixed defaults).
 	Seed  uint64    `json:",omitempty"`
 	Clock time.Time `json:",omitzero"`
+	// SendPlan makes a JavaScript or TypeScript engine hand the host the
+	// program's plan (PlanCall) before it runs it, and return the host's
+	// refusal, if any, without running it. The host sets it when it wants
+	// the plan (docs/programs.md); a WebAssembly engine ignores it (the
+	// host reads a module's plan itself).
+	SendPlan bool `json:",omitempty"`
 }
 
 // MaxKeptResultBytes is the largest result an engine hands back whole

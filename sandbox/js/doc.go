@@ -20,7 +20,9 @@
 // sandbox.State* calls to the host, like a tool call; state.go) and the
 // ToolError class that failed calls reject with (from sandbox/js/prelude).
 // Plan reads which tools a program names from its syntax tree, before it
-// runs (plan.go).
+// runs (plan.go); with Job.SendPlan the engine hands the host that plan,
+// read from the tree it compiles, before the program runs, and returns the
+// host's refusal without running it (sandbox.PlanCall).
 // A host that implements sandbox.LogSink or sandbox.PartialSink gets each log
 // entry and each saved value as it happens.
 // Nothing else: no require, fetch, process, timers, eval or Function

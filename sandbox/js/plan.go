@@ -7,7 +7,6 @@ import (
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
-	"github.com/dop251/goja/parser"
 
 	"github.com/sandcall/sandcall/sandbox"
 )
@@ -41,34 +40,28 @@ func Plan(src string) (sandbox.Plan, *sandbox.Error) {
 // PlanColumns is Plan with, for each of the plan's tools, the 1-based byte
 // column of src where the program first names it (on the tool's Line): a
 // transpiler maps the position back to its own source with them.
-func PlanColumns(src string) (pl sandbox.Plan, cols []int, perr *sandbox.Error) {
+func PlanColumns(src string) (sandbox.Plan, []int, *sandbox.Error) {
+	if line, ok := sandbox.NestingOK(src, MaxNesting); !ok {
+		return sandbox.Plan{}, nil, sandbox.Errorf(sandbox.ESourceLimit,
+			"Flatten the program: nest brackets and operators less deeply.",
+			"line "+strconv.Itoa(line)+": the program nests deeper than "+strconv.Itoa(MaxNesting)+" levels")
+	}
+	prg, err := parseProgram(src)
+	if err != nil {
+		return sandbox.Plan{}, nil, err
+	}
+	return planOf(prg, src)
+}
+
+// planOf reads the plan of src from prg, its parsed wrapped form, with the
+// column of each tool (see PlanColumns).
+func planOf(prg *ast.Program, src string) (pl sandbox.Plan, cols []int, perr *sandbox.Error) {
 	defer func() {
 		if r := recover(); r != nil { // a tree shape the walker did not expect
 			pl, cols = sandbox.Plan{}, nil
 			perr = sandbox.Errorf(sandbox.EInternal, "", "the program's plan could not be read")
 		}
 	}()
-	if line, ok := sandbox.NestingOK(src, MaxNesting); !ok {
-		return sandbox.Plan{}, nil, sandbox.Errorf(sandbox.ESourceLimit,
-			"Flatten the program: nest brackets and operators less deeply.",
-			"line "+strconv.Itoa(line)+": the program nests deeper than "+strconv.Itoa(MaxNesting)+" levels")
-	}
-	wrapped := wrapPrefix + src + wrapSuffix
-	prg, err := parser.ParseFile(nil, srcName, wrapped, 0, parser.WithDisableSourceMaps)
-	if err != nil {
-		var line, col int
-		msg := err.Error()
-		if list, ok := err.(parser.ErrorList); ok && len(list) > 0 {
-			line, col = list[0].Position.Line, list[0].Position.Column
-			msg = list[0].Message
-		}
-		return sandbox.Plan{}, nil, syntaxError(src, line, col, msg)
-	}
-	if !wrapperIntact(prg, len(wrapped)) {
-		return sandbox.Plan{}, nil, sandbox.Errorf(sandbox.ESyntax,
-			"Check that every bracket you open is closed, and that no '}' closes more than it opened.",
-			"the program closes a bracket it did not open (unbalanced '}' or ')')")
-	}
 	p := planner{f: prg.File, first: map[string]file.Idx{}}
 	p.node(prg)
 	out := sandbox.Plan{Tools: make([]sandbox.PlanTool, 0, len(p.first)), Dynamic: p.dynamic}

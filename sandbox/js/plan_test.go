@@ -1,6 +1,7 @@
 package js
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/sandboxtest"
 )
 
 // TestPlanCases runs testdata/plan/*.txtar: program.js, and in the comment
@@ -90,6 +92,22 @@ func BenchmarkPlan(b *testing.B) {
 	}
 }
 
+// BenchmarkPlanWalk is the walk alone, on a tree parsed once: what the
+// engine adds to its compile to read the plan (it walks the tree it
+// parsed to compile the program).
+func BenchmarkPlanWalk(b *testing.B) {
+	prg, err := parseProgram(planBenchSource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(planBenchSource)))
+	for b.Loop() {
+		if _, _, err := planOf(prg, planBenchSource); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkPlanCompile(b *testing.B) {
 	b.SetBytes(int64(len(planBenchSource)))
 	for b.Loop() {
@@ -119,4 +137,43 @@ func FuzzPlan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSendPlan: with Job.SendPlan the engine hands the host the plan
+// before the program runs, and a refusal (E_TOOL_DENIED) ends the run
+// with no call made; any other answer lets it run. Without SendPlan, no
+// plan is sent.
+func TestSendPlan(t *testing.T) {
+	src := "const a = await tools.ping({n: 1});\nreturn tools.call(\"echo\", {a});"
+	var got []string
+	answer := error(nil)
+	host := sandboxtest.New(map[string]sandboxtest.Func{
+		sandbox.PlanCall: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			got = append(got, string(args))
+			return json.RawMessage("null"), answer
+		}})
+	e := New(Config{})
+	run := func(send bool) *sandbox.Outcome {
+		return e.Execute(context.Background(), &sandbox.Job{Program: sandbox.Program{Source: src}, Limits: sandbox.DefaultLimits(),
+			Tools: []string{"ping", "echo"}, SendPlan: send}, host)
+	}
+	if out := run(true); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if len(got) != 1 || got[0] != `{"tools":[{"name":"ping","line":1},{"name":"echo","line":2}],"dynamic":0}` {
+		t.Fatalf("sent %q", got)
+	}
+	calls := host.Calls()
+	answer = &sandbox.Error{Code: sandbox.EToolDenied, Rule: "no", Message: "refused"}
+	if out := run(true); out.Err == nil || out.Err.Rule != "no" || host.Calls() != calls+1 {
+		t.Fatalf("refused: %+v, %d calls after %d", out.Err, host.Calls(), calls)
+	}
+	answer = &sandbox.Error{Code: sandbox.EToolUnknown, Message: "what plan?"}
+	if out := run(true); out.Err != nil {
+		t.Fatalf("a host that does not know the call: %v", out.Err)
+	}
+	n := len(got)
+	if out := run(false); out.Err != nil || len(got) != n {
+		t.Fatalf("without SendPlan: %v, %d plans", out.Err, len(got)-n)
+	}
 }

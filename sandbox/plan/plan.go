@@ -5,11 +5,14 @@
 // lines mapped back; a WebAssembly module gives its imports and the tool
 // names its data segments hold, as far as they can be read.
 //
-// The host (package bindings) plans every program it runs: run_code's
-// result carries the plan, approval prompts show it, and the policy's plan
-// rules can refuse a program from it before any call is made
-// (docs/programs.md). Plans of JavaScript and TypeScript programs are
-// kept in a small cache by the hash of their text.
+// The command line (`sandcall plan`), program files and saved programs are
+// planned with Of; a program a server runs is planned by its engine, from
+// the tree it parses to compile it (Job.SendPlan, sandbox.PlanCall), so
+// that the server never parses a program: esbuild's TypeScript parser has
+// no bounded running time (sandbox/ts), and Of transpiles TypeScript. The
+// host plans a WebAssembly module itself, with Module. Plans of JavaScript
+// and TypeScript programs are kept in a small cache by the hash of their
+// text.
 package plan
 
 import (
@@ -49,7 +52,7 @@ func Of(p sandbox.Program, known []string) (sandbox.Plan, *sandbox.Error) {
 	var pl sandbox.Plan
 	var err *sandbox.Error
 	if p.Language == sandbox.TypeScript {
-		pl, err = typeScript(p.Source)
+		pl, err = ts.Plan(p.Source)
 	} else {
 		pl, err = js.Plan(p.Source)
 	}
@@ -65,22 +68,4 @@ func clone(p sandbox.Plan) sandbox.Plan {
 	p.Tools = append(make([]sandbox.PlanTool, 0, len(p.Tools)), p.Tools...)
 	p.Imports = append([]string(nil), p.Imports...)
 	return p
-}
-
-// typeScript plans a TypeScript program: its JavaScript's plan, with each
-// line mapped back to the TypeScript source.
-func typeScript(src string) (sandbox.Plan, *sandbox.Error) {
-	out, err := ts.Transpile(src)
-	if err != nil {
-		return sandbox.Plan{}, err
-	}
-	pl, cols, err := js.PlanColumns(out.JS)
-	if err != nil {
-		return sandbox.Plan{}, err
-	}
-	for i := range pl.Tools {
-		line, _ := out.Pos(src, pl.Tools[i].Line, cols[i])
-		pl.Tools[i].Line = line
-	}
-	return pl, nil
 }

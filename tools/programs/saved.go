@@ -213,8 +213,11 @@ func (s *Saved) addLocked(r *record, sum [sha256.Size]byte) {
 
 // program is the Program of a record.
 func (r *record) program() (*Program, error) {
+	// JavaScript only: a saved program is a model's text, read by the
+	// server (its plan, at the save and at each load), and TypeScript would
+	// take esbuild, whose running time is not bounded (sandbox/ts), there.
 	lang := sandbox.Language(r.Language)
-	if lang != sandbox.JavaScript && lang != sandbox.TypeScript {
+	if lang != sandbox.JavaScript {
 		return nil, fmt.Errorf("unknown language %q", r.Language)
 	}
 	p := &Program{Name: r.Name, Language: lang, Source: r.Code, InputSchema: r.Parameters,
@@ -328,11 +331,9 @@ func (s *Saved) Check(owner string, req SaveRequest) (*record, *Program, *sandbo
 	lang := sandbox.JavaScript
 	switch req.Language {
 	case "", "javascript", "js":
-	case "typescript", "ts":
-		lang = sandbox.TypeScript
 	default:
-		e := bad("/language", "a saved program is javascript or typescript", "Omit language for JavaScript.")
-		e.AllowedValues = []any{"javascript", "typescript"}
+		e := bad("/language", "a saved program is JavaScript", "Strip the types and save it as JavaScript (omit language).")
+		e.AllowedValues = []any{"javascript"}
 		return nil, nil, e
 	}
 	if strings.TrimSpace(req.Code) == "" {

@@ -18,7 +18,7 @@ const saveSchema = `{"type":"object","properties":{
 "description":{"type":"string","description":"What question the program answers and when to use it: the tool's description."},
 "parameters":{"type":"object","description":"A JSON Schema of type object: the program's arguments, which it reads as args. Omit it for none."},
 "code":{"type":"string","description":"The program, as run_code takes it: the body of an async function that reads args and returns the result."},
-"language":{"type":"string","enum":["javascript","typescript"],"default":"javascript","description":"The language of code."},
+"language":{"type":"string","enum":["javascript"],"default":"javascript","description":"The language of code: JavaScript only."},
 "read_only":{"type":"boolean","description":"The program changes nothing."},
 "destructive":{"type":"boolean","description":"The program may delete or overwrite data."},
 "idempotent":{"type":"boolean","description":"Calling it twice does what calling it once does."}},
@@ -83,13 +83,11 @@ func SaveTool(s *Saved) *tools.Tool {
 // hold no program that parses.
 func PlanOfSave(args json.RawMessage) (name, version string, pl sandbox.Plan, ok bool) {
 	var req SaveRequest
-	if json.Unmarshal(args, &req) != nil || req.Code == "" {
+	if json.Unmarshal(args, &req) != nil || req.Code == "" || len(req.Code) > MaxSourceBytes ||
+		(req.Language != "" && req.Language != "javascript" && req.Language != "js") {
 		return "", "", sandbox.Plan{}, false
 	}
 	lang := sandbox.JavaScript
-	if req.Language == "typescript" || req.Language == "ts" {
-		lang = sandbox.TypeScript
-	}
 	pl, err := planOf(lang, req.Code)
 	if err != nil {
 		return "", "", sandbox.Plan{}, false
