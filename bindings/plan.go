@@ -261,6 +261,8 @@ func planApproval(req *ApprovalRequest, info *CallInfo) {
 			req.Plan = &pl
 			req.Message += fmt.Sprintf("\nIt saves the program %s (version %s) as a tool that runs later with its caller's rights. %s",
 				safeName(name), version, PlanSentence(&pl))
+		} else {
+			req.Message += "\nIts program's plan could not be read (it is not JavaScript that parses): the save will fail."
 		}
 		return
 	}
