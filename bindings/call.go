@@ -32,6 +32,9 @@ type run struct {
 	approver  Approver
 	tier      string
 	rp        *replayState // resumable runs only (replay.go)
+	depth     int          // 0 for run_code and direct calls; n inside a program called at depth n-1 (programs.go)
+	plan      *runPlan     // the program's plan; nil when none was read (plan.go)
+	tree      *callTree    // the calls of the run and of the program tools it runs; nil: its own only (programs.go)
 
 	seq atomic.Int64
 
@@ -113,6 +116,13 @@ const (
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res json.RawMessage, err error) {
+	if name == sandbox.PlanCall { // the engine hands the program's plan (plan.go): no call
+		res, e := r.receivePlan(ctx, args)
+		if e != nil {
+			return nil, e
+		}
+		return res, nil
+	}
 	if r.rp != nil { // a resumable run: it suspends only once no call is inside
 		r.rp.enter()
 		defer r.rp.leave()
@@ -146,11 +156,17 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		span.end(r, rec)
 	}()
 
-	if seq > r.limits.MaxCalls {
+	if seq > r.limits.MaxCalls || !r.tree.take() { // tree: with its program tools' calls (programs.go)
 		rec.decision = "limit"
 		return nil, &sandbox.Error{Code: sandbox.EToolCallLimit, Tool: safeName(name),
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
 			Hint:    "Batch the work into fewer calls, or filter before calling."}
+	}
+	if sres, serr, ok := r.stateCall(ctx, seq, name, args, &rec); ok { // state.go
+		if serr != nil {
+			return nil, serr
+		}
+		return sres, nil
 	}
 	name, opaque, hres, herr, done := r.handleCall(name, args, &rec)
 	if done {
@@ -166,6 +182,10 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if !ok {
 		rec.decision = "unknown"
 		return nil, r.b.missingTool(name, r.caller, r.principal)
+	}
+	if !r.b.visible(t, r.principal) { // another principal's saved program (programs.go)
+		rec.decision = "unknown"
+		return nil, r.b.hiddenTool(name, r.caller, r.principal)
 	}
 	if alias.Name != "" {
 		rec.alias = alias.Name
@@ -186,8 +206,12 @@ func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (res 
 		return nil, herr
 	}
 
+	if e := r.plan.checkCall(ctx, r.b, t, r.principal); e != nil { // plan.go
+		rec.decision, rec.rule = "deny", e.Rule
+		return nil, e
+	}
 	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
-		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
+		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start), Plan: r.plan.shown(), Depth: r.depth, run: r}
 	r.mu.Lock()
 	info.Calls = r.stats.Total
 	info.CallsByTool = maps.Clone(r.stats.ByTool)

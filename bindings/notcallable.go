@@ -142,14 +142,20 @@ func (b *Broker) missingTool(name string, caller tools.Caller, p Principal) *san
 	if wasKnown {
 		e.Message = fmt.Sprintf("tool %q was removed from the catalog (its server or script no longer provides it)", safeName(name))
 	}
+	e.Hint = b.unknownHintFor(name, caller, p)
+	return e
+}
+
+// unknownHintFor is the hint of a call to name, which caller may not call
+// for p: the closest names it may call.
+func (b *Broker) unknownHintFor(name string, caller tools.Caller, p Principal) string {
 	var names []string
 	for _, t := range b.Exposed(caller, p) {
 		if !IsDiscovery(t.Name) {
 			names = append(names, t.Name)
 		}
 	}
-	e.Hint = unknownHint(Closest(name, names, 3), caller)
-	return e
+	return unknownHint(Closest(name, names, 3), caller)
 }
 
 // unknownHint is the hint of a call to a tool that is not there.

@@ -53,6 +53,8 @@ const snapshotAttachTimeout = 2 * time.Minute
 // and a broker over it configured by bc (its Catalog is set here), with the
 // discovery tools and c's policy. What it starts is stopped by c's closers.
 func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.BrokerConfig, log *slog.Logger) (*bindings.Broker, *upstream.Set, error) {
+	// Programs (programs.go): .agents/programs, save_program, state bounds.
+	ts, bc = c.programsBefore(ts, mode, bc, log)
 	cat, err := tools.NewCatalog(ts...)
 	if err != nil {
 		return nil, nil, err
@@ -118,6 +120,7 @@ func assemble(ts []*tools.Tool, c *common, mode assembleMode, bc bindings.Broker
 		}
 		return append(notes, api.notes()...)
 	})
+	c.programsAfter(cat, mode, log) // programs.go: saved programs, and reloads for serve and run
 	// search_tools and describe_tools (docs/mcp.md). A tool already named
 	// so (a local script, say) keeps the name, and discovery is off.
 	var so search.Options

@@ -236,6 +236,7 @@ func toolsList(e *env, args []string) int {
 			rows = append(rows, toolRow{Name: name, Source: "local", Callers: []string{}, Status: "skipped: " + f.Reason})
 		}
 	}
+	rows = append(rows, c.programRows()...) // programs.go
 	if set != nil {
 		for _, w := range set.Warnings() {
 			if strings.Contains(w, "changed since it was approved") || strings.HasPrefix(w, "name clash:") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandcall/sandcall/cli/config"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/programs"
 	"github.com/sandcall/sandcall/tools/projfile"
 	"github.com/sandcall/sandcall/tools/trust"
 	"github.com/sandcall/sandcall/tools/upstream"
@@ -133,24 +134,31 @@ func (pt *projectTrust) config(rel, hash string) bool {
 	return ok && cp.Hash == hash
 }
 
-// projectScripts hashes the scripts of the project's tools directory:
-// path relative to root → SHA-256, and the files that could not be read.
+// projectScripts hashes the scripts of the project's tools directory and
+// the program files of its programs directory (both are code the project
+// makes sandcall run): path relative to root → SHA-256, and the files that
+// could not be read.
 func projectScripts(root string) (map[string]string, []string) {
-	dir := filepath.Join(root, local.DefaultDir)
-	des, _ := os.ReadDir(dir)
 	out := map[string]string{}
 	var bad []string
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), ".") || de.IsDir() {
-			continue
+	for _, d := range []struct {
+		dir string
+		max int64
+	}{{local.DefaultDir, local.MaxScriptBytes}, {programs.DefaultDir, int64(programs.MaxSourceBytes)}} {
+		dir := filepath.Join(root, d.dir)
+		des, _ := os.ReadDir(dir)
+		for _, de := range des {
+			if strings.HasPrefix(de.Name(), ".") || de.IsDir() {
+				continue
+			}
+			path := filepath.Join(dir, de.Name())
+			h, err := projfile.Hash(path, d.max, root)
+			if err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			out[projfile.Rel(root, path)] = h
 		}
-		path := filepath.Join(dir, de.Name())
-		h, err := projfile.Hash(path, local.MaxScriptBytes, root)
-		if err != nil {
-			bad = append(bad, err.Error())
-			continue
-		}
-		out[projfile.Rel(root, path)] = h
 	}
 	return out, bad
 }

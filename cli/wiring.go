@@ -85,6 +85,7 @@ type common struct {
 
 	cfg     *config.File       // loaded by loadConfig
 	api     *apiSources        // the OpenAPI sources (openapi.go), set by assemble
+	progs   *programState      // programs and their registry (programs.go)
 	metrics *mcpserver.Metrics // set by serve over HTTP
 	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()
@@ -331,11 +332,13 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	close = func() { closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier, Modules: mods,
-		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
+		Languages:       []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM},
+		ProgramExecutor: c.programsExecutor(limits.Resolve(), log)})
 	if err != nil {
 		close()
 		return nil, nil, err
 	}
+	c.programsRunner(r)    // programs.go
 	c.watchLocalTools(cat) // local tools reload until close
 	return r, close, nil
 }

@@ -33,6 +33,22 @@ func errorSchema() *jsonschema.Schema {
 	}
 }
 
+// planSchema describes sandbox.Plan: what a program named before it ran.
+func planSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "object",
+		Description: "What the program named before it ran: the tools (each at the first line naming it) and how many names it computes at run time.",
+		Properties: map[string]*jsonschema.Schema{
+			"tools": {Type: "array", Items: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+				"name": {Type: "string"}, "line": {Type: "integer"}}, Required: []string{"name"}}},
+			"dynamic": {Type: "integer", Description: "Places where a tool name is computed at run time."},
+			"imports": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "A WebAssembly module's imports."},
+		},
+		PropertyOrder: []string{"tools", "dynamic", "imports"},
+		Required:      []string{"tools", "dynamic"},
+	}
+}
+
 // resultSchema describes sandbox.Result, run_code's structured output.
 func resultSchema() *jsonschema.Schema {
 	integer := func(d string) *jsonschema.Schema { return &jsonschema.Schema{Type: "integer", Description: d} }
@@ -70,9 +86,10 @@ func resultSchema() *jsonschema.Schema {
 				Description: "When the logs were over their budget: read_output(logs_ref, logs_next_offset) returns the rest of the console output, one entry per line."},
 			"logs_bytes":       integer("Size of the whole console output text, when the logs were cut."),
 			"logs_next_offset": integer("Where what logs shows ends in that text: the offset for read_output."),
+			"plan":             planSchema(),
 		},
 		PropertyOrder: []string{"ok", "result", "logs", "calls", "truncated", "duration_ms", "run_id", "error",
-			"partial", "output_ref", "output_bytes", "output_next_offset", "logs_ref", "logs_bytes", "logs_next_offset"},
+			"partial", "output_ref", "output_bytes", "output_next_offset", "logs_ref", "logs_bytes", "logs_next_offset", "plan"},
 		Required: []string{"ok", "result", "logs", "calls", "truncated", "duration_ms", "run_id"},
 	}
 }

@@ -244,7 +244,7 @@ func readLayer(path, contain string, explicit bool) (*layer, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
-	paths := []*string{&l.file.Policy, &l.file.Audit}
+	paths := []*string{&l.file.Policy, &l.file.Audit, &l.file.Programs.Dir}
 	for i := range l.file.OpenAPI {
 		o := &l.file.OpenAPI[i]
 		if !strings.HasPrefix(o.Spec, "http://") && !strings.HasPrefix(o.Spec, "https://") {
@@ -280,6 +280,12 @@ func (l *layer) check() error {
 	}
 	if c.Limits.MemoryMB < 0 || c.Limits.MaxCalls < 0 || c.Workers < 0 || c.Limits.MaxRequestStateBytes < 0 {
 		return errors.New("limits and workers must not be negative")
+	}
+	if err := c.Programs.check(); err != nil {
+		return err
+	}
+	if err := c.State.check(); err != nil {
+		return err
 	}
 	return c.Pool.check()
 }

@@ -27,7 +27,7 @@ func TestEveryKeyClassified(t *testing.T) {
 			t.Errorf("key %q has no project:\"free\" or project:\"trust\" tag", yamlName(f))
 		}
 	}
-	want := []string{"audit", "principal", "auth", "workers", "pool", "store", "env_passthrough", "tracing", "openapi", "search"}
+	want := []string{"audit", "principal", "auth", "workers", "pool", "store", "env_passthrough", "tracing", "openapi", "search", "programs", "state"}
 	if !reflect.DeepEqual(gated, want) {
 		t.Errorf("keys that need trust: %q, want %q", gated, want)
 	}

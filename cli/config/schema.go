@@ -77,6 +77,13 @@ type File struct {
 	// its url is set. The reranker sends queries and tool texts to its
 	// endpoint, with a key from the environment: needs trust.
 	Search Search `yaml:"search" project:"trust"`
+	// Programs are programs as tools (tools/programs): a directory of
+	// program files and saved programs. A project naming its own
+	// directory of programs, or raising the bounds: needs trust.
+	Programs Programs `yaml:"programs" project:"trust"`
+	// State bounds what programs keep between runs: a project raising
+	// them could fill the store: needs trust.
+	State State `yaml:"state" project:"trust"`
 }
 
 // OpenAPI is one item of the openapi: list (openapi.Config).
@@ -450,4 +457,66 @@ func (s Search) Config() search.Config {
 	e := s.Embeddings
 	return search.Config{WordFiles: s.WordFiles, Embeddings: search.EmbeddingsConfig{URL: e.URL, Model: e.Model,
 		APIKeyEnv: e.APIKeyEnv, Timeout: e.TimeoutDuration(), Weight: e.Weight}}
+}
+
+// Programs is the programs: section: programs as tools (tools/programs).
+type Programs struct {
+	// Dir holds the project's program files; if empty, .agents/programs in
+	// the working directory.
+	Dir string `yaml:"dir"`
+	// MaxDepth is how deep programs may call programs; if 0, 3.
+	MaxDepth int `yaml:"max_depth"`
+	// MaxSaved caps the programs one principal saves; if 0, 100.
+	MaxSaved int `yaml:"max_saved"`
+	// Save offers the save_program tool; if absent, true.
+	Save *bool `yaml:"save"`
+}
+
+func (p *Programs) check() error {
+	if p.MaxDepth < 0 || p.MaxDepth > 16 {
+		return fmt.Errorf("programs.max_depth: want 0 (the default, 3) to 16, got %d", p.MaxDepth)
+	}
+	if p.MaxSaved < 0 {
+		return fmt.Errorf("programs.max_saved must not be negative")
+	}
+	return nil
+}
+
+// State is the state: section: the bounds of the state programs keep
+// between runs.
+type State struct {
+	TTL      string `yaml:"ttl"`
+	MaxTTL   string `yaml:"max_ttl"`
+	MaxKeys  int    `yaml:"max_keys"`
+	MaxBytes int64  `yaml:"max_bytes"`
+}
+
+// TTLDuration is state.ttl, 0 when absent.
+func (s State) TTLDuration() time.Duration {
+	d, _ := duration("", s.TTL, "")
+	return d
+}
+
+// MaxTTLDuration is state.max_ttl, 0 when absent.
+func (s State) MaxTTLDuration() time.Duration {
+	d, _ := duration("", s.MaxTTL, "")
+	return d
+}
+
+func (s *State) check() error {
+	ttl, err := duration("state.ttl", s.TTL, "24h")
+	if err != nil {
+		return err
+	}
+	maxTTL, err := duration("state.max_ttl", s.MaxTTL, "720h")
+	if err != nil {
+		return err
+	}
+	if ttl > 0 && maxTTL > 0 && ttl > maxTTL {
+		return fmt.Errorf("state.ttl (%s) is over state.max_ttl (%s)", ttl, maxTTL)
+	}
+	if s.MaxKeys < 0 || s.MaxBytes < 0 {
+		return fmt.Errorf("state.max_keys and state.max_bytes must not be negative")
+	}
+	return nil
 }
