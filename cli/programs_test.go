@@ -128,7 +128,7 @@ func TestProgramFilesAreTools(t *testing.T) {
 		t.Fatalf("an untrusted program file:\n%s", stdout)
 	}
 	stdout, stderr, code := sandcallIn(t, dir, nil, "servers", "trust")
-	if code != 0 || !strings.Contains(stdout, "trusted program .agents/programs/travel_overruns.js") {
+	if code != 0 || !strings.Contains(stdout, "new      program .agents/programs/travel_overruns.js") {
 		t.Fatalf("servers trust: %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, _, _ = sandcallIn(t, dir, nil, "tools", "list", "--demo", "--json")

@@ -163,6 +163,15 @@ func projectScripts(root string) (map[string]string, []string) {
 	return out, bad
 }
 
+// scriptNoun names what the project file rel is to a person: a program
+// (of the programs directory) or a script.
+func scriptNoun(rel string) string {
+	if strings.HasPrefix(filepath.ToSlash(rel), programs.DefaultDir+"/") {
+		return "program"
+	}
+	return "script"
+}
+
 // trustPlan is what `sandcall servers trust` is about to record.
 type trustPlan struct {
 	servers map[string]trust.Server
@@ -293,16 +302,16 @@ func (c *common) planTrust(cfg *upstream.Config) trustPlan {
 		h, had := oldScripts[rel]
 		switch {
 		case !had:
-			plan.lines = append(plan.lines, "new      script "+rel)
+			plan.lines = append(plan.lines, "new      "+scriptNoun(rel)+" "+rel)
 		case h != scripts[rel]:
-			plan.lines = append(plan.lines, "changed  script "+rel+" (its content)")
+			plan.lines = append(plan.lines, "changed  "+scriptNoun(rel)+" "+rel+" (its content)")
 		default:
-			plan.lines = append(plan.lines, "same     script "+rel)
+			plan.lines = append(plan.lines, "same     "+scriptNoun(rel)+" "+rel)
 		}
 	}
 	for _, rel := range slices.Sorted(maps.Keys(oldScripts)) {
 		if _, ok := scripts[rel]; !ok {
-			plan.lines = append(plan.lines, "dropped  script "+rel+": no longer there")
+			plan.lines = append(plan.lines, "dropped  "+scriptNoun(rel)+" "+rel+": no longer there")
 		}
 	}
 	c.planConfigTrust(&plan)
