@@ -291,6 +291,11 @@ func TestFollowScripts(t *testing.T) {
 	if !ok || res != `["hi ada","bye"]` {
 		t.Errorf("followed scripts: %v %s %s %s\n%s", ok, res, ecode, msg, stderr.String())
 	}
+	// The session's own server x stops with it, so that the file it
+	// writes when it starts says only what the next run started.
+	if err := cs.Close(); err != nil {
+		t.Logf("closing the session: %v", err)
+	}
 	writeFile(t, dir, "start.sh", "exec false\n")
 	if x, _, ran, _ := runProject(t, dir); ran || !strings.Contains(x, "start.sh changed") {
 		t.Errorf("--follow-scripts trusted an edited start.sh: %q", x)
