@@ -25,6 +25,9 @@ type ApprovalRequest struct {
 	// with how much is shown (argsummary.go).
 	ArgsSummary string
 	Rule        string // the policy rule that requires the approval
+	// Plan is the plan of the program making the call (a code caller's),
+	// or of the program a save_program call saves; nil otherwise.
+	Plan *sandbox.Plan
 	// Message is a one-paragraph question for the person, built from the
 	// fields above.
 	Message string
@@ -121,6 +124,7 @@ func approvalRequest(info *CallInfo, d Decision) ApprovalRequest {
 	if d.Flow != "" {
 		req.Message += "\nThe program has read data from: " + sandbox.Cap(d.Flow, 1024)
 	}
+	planApproval(&req, info) // plan.go
 	return req
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/policy"
+	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
 
@@ -61,6 +62,14 @@ type CallInfo struct {
 	// ArgLabels is, per top-level argument holding handles, the join of
 	// their labels (policy.Request.ArgLabels).
 	ArgLabels map[string]policy.Label
+	// Plan is the plan of the program making the call (plan.go); nil for
+	// direct calls and when it could not be read.
+	Plan *sandbox.Plan
+	// Depth is 0 for run_code's program and direct calls, n for a program
+	// tool called at depth n-1 (programs.go).
+	Depth int
+
+	run *run // the run making the call, for program tools (programs.go)
 }
 
 // Decision is an Authorizer's answer: policy.Decision, one type for every

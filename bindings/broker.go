@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/programs"
 )
 
 // BrokerConfig configures a Broker. The zero value of each optional field is
@@ -60,6 +61,18 @@ type BrokerConfig struct {
 	// Tracer, if set, records a span per run and per tool call (spans.go).
 	// If nil, nothing is traced.
 	Tracer trace.TracerProvider
+	// Programs says which catalog tools are programs (tools/programs), so
+	// that a saved program is its owner's only and a plan names what the
+	// programs it calls name (programs.go, plan.go). If nil, no tool is a
+	// program.
+	Programs *programs.Registry
+	// MaxProgramDepth is how deep programs may call programs. If zero,
+	// programs.DefaultMaxDepth (3).
+	MaxProgramDepth int
+	// State bounds the state programs keep between runs (state.go). Its
+	// zero value takes DefaultStateConfig, in Shared when that is a
+	// store.Space, else in memory.
+	State StateConfig
 }
 
 // Observer receives the outcome of every attempted call and every run, for
@@ -87,6 +100,8 @@ type Broker struct {
 	onAuthSet []func()
 
 	known known // names the catalog held, and why missing ones are (notcallable.go)
+
+	state StateConfig // resolved (state.go)
 }
 
 type authorizerBox struct{ a Authorizer }
@@ -123,7 +138,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = 4 << 20
 	}
-	b := &Broker{cfg: cfg}
+	b := &Broker{cfg: cfg, state: cfg.State.resolve(cfg.Shared)}
 	if cfg.Tracer != nil {
 		b.tracer = cfg.Tracer.Tracer(TracerName)
 	}
@@ -176,7 +191,7 @@ func (b *Broker) Exposed(caller tools.Caller, p Principal) []*tools.Tool {
 	all := b.cfg.Catalog.List()
 	out := all[:0]
 	for _, t := range all {
-		if a.Exposes(t, caller, p) {
+		if a.Exposes(t, caller, p) && b.visible(t, p) {
 			out = append(out, t)
 		}
 	}

@@ -32,6 +32,9 @@ type run struct {
 	approver  Approver
 	tier      string
 	rp        *replayState // resumable runs only (replay.go)
+	depth     int          // 0 for run_code and direct calls; n inside a program called at depth n-1 (programs.go)
+	plan      *runPlan     // the program's plan; nil when none was read (plan.go)
+	tree      *callTree    // the calls of the run and of the program tools it runs; nil: its own only (programs.go)
 
 	seq atomic.Int64
 
@@ -113,6 +116,13 @@ const (
 // has a hint (a default per code when the tool gave none) and, for tool
 // errors, a reason.
 func (r *run) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if name == sandbox.PlanCall { // the engine hands the program's plan (plan.go): no call
+		res, e := r.receivePlan(ctx, args)
+		if e != nil {
+			return nil, e
+		}
+		return res, nil
+	}
 	return r.call(ctx, r.issue(), name, args)
 }
 
@@ -127,6 +137,23 @@ func (r *run) issue() int {
 		r.rp.enter()
 	}
 	return int(r.seq.Add(1))
+}
+
+// issueFor is issue for a call of tool handed over by the engine, and 0
+// for what is not a call (the program's plan, sandbox.PlanCall).
+func (r *run) issueFor(tool string) int {
+	if tool == sandbox.PlanCall {
+		return 0
+	}
+	return r.issue()
+}
+
+// callIssued is Call for what issueFor numbered seq.
+func (r *run) callIssued(ctx context.Context, seq int, name string, args json.RawMessage) (json.RawMessage, error) {
+	if seq == 0 {
+		return r.Call(ctx, name, args)
+	}
+	return r.call(ctx, seq, name, args)
 }
 
 // call is Call for a call that issue numbered seq.
@@ -162,11 +189,17 @@ func (r *run) call(ctx context.Context, seq int, name string, args json.RawMessa
 		span.end(r, rec)
 	}()
 
-	if seq > r.limits.MaxCalls {
+	if seq > r.limits.MaxCalls || !r.tree.take() { // tree: with its program tools' calls (programs.go)
 		rec.decision = "limit"
 		return nil, &sandbox.Error{Code: sandbox.EToolCallLimit, Tool: safeName(name),
 			Message: fmt.Sprintf("the run made more than %d tool calls", r.limits.MaxCalls),
 			Hint:    "Batch the work into fewer calls, or filter before calling."}
+	}
+	if sres, serr, ok := r.stateCall(ctx, seq, name, args, &rec); ok { // state.go
+		if serr != nil {
+			return nil, serr
+		}
+		return sres, nil
 	}
 	name, opaque, hres, herr, done := r.handleCall(name, args, &rec)
 	if done {
@@ -176,9 +209,16 @@ func (r *run) call(ctx context.Context, seq int, name string, args json.RawMessa
 		return hres, nil
 	}
 	t, alias, ok := r.b.cfg.Catalog.Resolve(name)
+	if !ok && r.b.waitPending(ctx, name) { // its source was starting
+		t, alias, ok = r.b.cfg.Catalog.Resolve(name)
+	}
 	if !ok {
 		rec.decision = "unknown"
 		return nil, r.b.missingTool(name, r.caller, r.principal)
+	}
+	if !r.b.visible(t, r.principal) { // another principal's saved program (programs.go)
+		rec.decision = "unknown"
+		return nil, r.b.hiddenTool(name, r.caller, r.principal)
 	}
 	if alias.Name != "" {
 		rec.alias = alias.Name
@@ -205,8 +245,12 @@ func (r *run) call(ctx context.Context, seq int, name string, args json.RawMessa
 		}
 	}
 
+	if e := r.plan.checkCall(ctx, r.b, t, r.principal); e != nil { // plan.go
+		rec.decision, rec.rule = "deny", e.Rule
+		return nil, e
+	}
 	info := &CallInfo{Caller: r.caller, Tool: t, Args: args, Principal: r.principal,
-		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start)}
+		RunID: r.id, Seq: seq, Elapsed: time.Since(r.start), Plan: r.plan.shown(), Depth: r.depth, run: r}
 	r.mu.Lock()
 	info.Calls = r.stats.Total
 	info.CallsByTool = maps.Clone(r.stats.ByTool)

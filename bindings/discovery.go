@@ -45,8 +45,13 @@ func IsDiscovery(name string) bool { return name == SearchToolsName || name == D
 //
 // A direct caller (the model through MCP) sees the tools it may call
 // directly or from a program; a program sees those it may call from code.
-func AddDiscovery(b *Broker) error {
-	d := &discovery{b: b, live: search.NewLive(b.Catalog())}
+func AddDiscovery(b *Broker) error { return AddDiscoveryWith(b, search.Options{}) }
+
+// AddDiscoveryWith is AddDiscovery with the search's options: an
+// operator's word files and an embeddings reranker (search.Config's
+// Options loads them from a configuration).
+func AddDiscoveryWith(b *Broker, o search.Options) error {
+	d := &discovery{b: b, live: search.NewLiveWith(b.Catalog(), o)}
 	for _, t := range []*tools.Tool{d.searchTool(), d.describeTool()} {
 		if err := b.Catalog().Add(t); err != nil {
 			return err
@@ -119,12 +124,28 @@ func route(name string, callers []string) string {
 
 // SearchResult is search_tools' answer.
 type SearchResult struct {
-	Tools    []FoundTool `json:"tools" jsonschema:"The matching tools, best first."`
-	Shown    int         `json:"shown" jsonschema:"How many tools are in tools."`
-	Total    int         `json:"total" jsonschema:"How many tools matched in all; more than shown when limit cut the list."`
-	Searched int         `json:"searched" jsonschema:"How many tools you may call were searched."`
-	Hint     string      `json:"hint,omitempty" jsonschema:"What to do next when nothing matched or the list was cut."`
+	Tools []FoundTool `json:"tools" jsonschema:"The matching tools, best first; when confident is false, only the closest few."`
+	// Confident is search.Result.Confident: false when no tool fits the
+	// query well enough to be sure, and Tools are the closest few.
+	Confident bool `json:"confident" jsonschema:"Whether the tools answer the query. False: none fits it well enough to be sure; tools are the closest few and families says where else to look."`
+	Shown     int  `json:"shown" jsonschema:"How many tools are in tools."`
+	Total     int  `json:"total" jsonschema:"How many tools matched in all; more than shown when limit cut the list."`
+	Searched  int  `json:"searched" jsonschema:"How many tools you may call were searched."`
+	// Families are the catalog's families when the answer is not
+	// confident.
+	Families []FoundFamily `json:"families,omitempty" jsonschema:"When confident is false: the tool families (servers) you may search; search one's name to list its tools."`
+	Hint     string        `json:"hint,omitempty" jsonschema:"What to do next when nothing fits confidently or the list was cut."`
 }
+
+// FoundFamily is a family of tools in search_tools' answer.
+type FoundFamily struct {
+	Name  string `json:"name" jsonschema:"The family: an upstream server, or a name prefix several tools share."`
+	Tools int    `json:"tools" jsonschema:"How many of its tools you may call."`
+}
+
+// maxFamilies caps the families of one answer; the rest are counted in
+// the hint.
+const maxFamilies = 40
 
 func (d *discovery) searchTool() *tools.Tool {
 	return tools.MustFunc(tools.Tool{
@@ -133,19 +154,22 @@ func (d *discovery) searchTool() *tools.Tool {
 		Description: "Finds the tools that can do a task, when there are too many tools to list: answers \"which tool " +
 			"lists overdue invoices?\" with the best matches, each with its name, a one-line summary and a TypeScript " +
 			"signature. Search by what the tool should do (an action and the things it acts on), then read the full " +
-			"declarations of the ones you pick with describe_tools before calling them from a run_code program.\n\n" +
+			"declarations of the ones you pick with describe_tools before calling them from a run_code program. " +
+			"Searching a server's name (\"github\", \"what can the memory server do\") lists that server's tools.\n\n" +
 			"Do not use it when run_code's description already lists the tool you need, or to fetch data: it searches " +
-			"tool descriptions, not your data. An empty list means nothing matched well enough: try other words.\n\n" +
+			"tool descriptions, not your data. confident: false means no tool fits well enough to be sure: the tools " +
+			"are only the closest few, and families lists the servers you may search instead; try other words or a " +
+			"family's name.\n\n" +
 			"Example: search_tools({\"query\": \"restart kubernetes deployment\", \"limit\": 3}) → " +
 			"{\"tools\": [{\"name\": \"k8s_rollout_restart\", \"summary\": \"Restart a deployment's pods.\", " +
 			"\"signature\": \"k8s_rollout_restart(args: {namespace: string; deployment: string}): Promise<unknown>\", " +
-			"\"callers\": [\"code\", \"direct\"], \"call\": \"in a run_code program: await tools.k8s_rollout_restart(args); …\"}], \"shown\": 1, \"total\": 1, \"searched\": 480}",
+			"\"callers\": [\"code\", \"direct\"], \"call\": \"in a run_code program: await tools.k8s_rollout_restart(args); …\"}], \"confident\": true, \"shown\": 1, \"total\": 1, \"searched\": 480}",
 		Examples: []tools.Example{{
 			Description: "find the tool that lists overdue invoices",
 			Args:        []byte(`{"query":"overdue invoices for a customer","limit":3}`),
 			Result: []byte(`{"tools":[{"name":"billing_list_invoices","summary":"List invoices, filtered by customer and status.",` +
 				`"signature":"billing_list_invoices(args?: {customer_id?: string; status?: \"open\" | \"paid\" | \"overdue\"}): Promise<unknown>",` +
-				`"callers":["code","direct"]}],"shown":1,"total":1,"searched":202}`),
+				`"callers":["code","direct"]}],"confident":true,"shown":1,"total":1,"searched":202}`),
 		}},
 		Effects:      tools.Effects{ReadOnly: true, Idempotent: true},
 		OutputBudget: 64 << 10,
@@ -163,21 +187,36 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 		limit = DefaultSearchLimit
 	}
 	limit = min(limit, MaxSearchLimit)
-	hits, total := d.live.Index().Search(a.Query, limit, func(t *tools.Tool) bool { return vis[t.Name] != nil })
-	res := SearchResult{Tools: make([]FoundTool, 0, len(hits)), Total: total, Searched: len(vis)}
-	for _, h := range hits {
+	found := d.live.Index().Search(ctx, a.Query, limit, func(t *tools.Tool) bool { return vis[t.Name] != nil })
+	res := SearchResult{Tools: make([]FoundTool, 0, len(found.Hits)), Confident: found.Confident, Total: found.Total, Searched: len(vis)}
+	for _, h := range found.Hits {
 		reportText(ctx, h.Tool) // its summary and signature are its server's text
 		res.Tools = append(res.Tools, FoundTool{Name: h.Tool.Name, Summary: sandbox.Cap(strings.TrimSpace(h.Tool.Summary()), 300),
 			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: route(h.Tool.Name, vis[h.Tool.Name])})
 	}
 	res.Shown = len(res.Tools)
+	more := ""
+	for i, f := range found.Families {
+		if i == maxFamilies {
+			more = fmt.Sprintf(" (%d more families not listed)", len(found.Families)-i)
+			break
+		}
+		res.Families = append(res.Families, FoundFamily{Name: f.Name, Tools: f.Tools})
+	}
 	switch {
-	case total == 0:
-		res.Hint = "No tool matches well enough. Describe the action and the things it acts on in other words (\"send a slack message\", \"list open invoices\")."
-	case total > res.Shown:
-		res.Hint = fmt.Sprintf("%d more tools matched; raise limit or make the query more specific.", total-res.Shown)
+	case !found.Confident && res.Shown > 0:
+		res.Hint = "No tool fits confidently: these are only the closest. Describe the action and the things it acts on in other words, " +
+			"or search a family's name to list its tools" + more + "."
+	case !found.Confident:
+		res.Hint = "No tool matches. Describe the action and the things it acts on in other words (\"send a slack message\", \"list open invoices\"), " +
+			"or search a family's name to list its tools" + more + "."
+	case found.Total > res.Shown:
+		res.Hint = fmt.Sprintf("%d more tools matched; raise limit or make the query more specific.", found.Total-res.Shown)
 	default:
 		res.Hint = "Read a tool's full declaration with describe_tools before you call it."
+	}
+	if notes := d.b.sourceNotes(); len(notes) > 0 {
+		res.Hint = sandbox.Cap(res.Hint+" Not searched: "+strings.Join(notes, "; ")+".", 2<<10)
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
 )
 
 func discoveryTool(name, desc string, callers ...tools.Caller) *tools.Tool {
@@ -90,7 +92,11 @@ func TestSearchToolsDirect(t *testing.T) {
 			t.Errorf("search lists itself: %v", got)
 		}
 	}
-	// Nothing relevant: an empty list with a hint, not an error.
+	if !res.Confident || res.Families != nil {
+		t.Errorf("a confident answer: confident %v, families %v", res.Confident, res.Families)
+	}
+	// Nothing relevant: not confident, no tool shares a word, the
+	// families to look in and a hint; not an error.
 	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
 		json.RawMessage(`{"query":"weather forecast in Lisbon"}`))
 	if err != nil {
@@ -98,8 +104,36 @@ func TestSearchToolsDirect(t *testing.T) {
 	}
 	res = bindings.SearchResult{}
 	_ = json.Unmarshal(raw, &res)
-	if res.Shown != 0 || res.Total != 0 || res.Hint == "" || res.Tools == nil {
+	if res.Confident || res.Shown != 0 || res.Total != 0 || res.Hint == "" || res.Tools == nil || !strings.Contains(string(raw), `"confident":false`) {
 		t.Errorf("no match: %s", raw)
+	}
+	var fams []string
+	for _, f := range res.Families {
+		fams = append(fams, fmt.Sprintf("%s:%d", f.Name, f.Tools))
+	}
+	if strings.Join(fams, ",") != "shop:2" {
+		t.Errorf("families %v, want shop's (the one name prefix two tools share), with its tools", fams)
+	}
+	// Close but not sure: the closest tools, marked so, and the families.
+	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
+		json.RawMessage(`{"query":"void the order"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = bindings.SearchResult{}
+	_ = json.Unmarshal(raw, &res)
+	if res.Confident || res.Shown == 0 || res.Shown > 3 || len(res.Families) == 0 || !strings.Contains(res.Hint, "closest") {
+		t.Errorf("close, not sure: %s", raw)
+	}
+	// A family's name lists its tools, confidently.
+	raw, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName, json.RawMessage(`{"query":"shop tools"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = bindings.SearchResult{}
+	_ = json.Unmarshal(raw, &res)
+	if got := names(res.Tools); !res.Confident || strings.Join(got, ",") != "shop_list_orders,shop_refund_order" && strings.Join(got, ",") != "shop_refund_order,shop_list_orders" {
+		t.Errorf("shop tools: %s", raw)
 	}
 	// Bad arguments are E_TOOL_ARGS, as for any tool.
 	_, err = b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName, json.RawMessage(`{"query":"x","limit":500}`))
@@ -118,7 +152,7 @@ const d = await tools.$describe(["shop_refund_order", "billing_refund_payment", 
 const one = await tools.$describe("tools.k8s_rollout_restart");
 let err = null;
 try { await tools.$describe(["search_tools"]); } catch (e) { err = e.code; }
-return {found: s.tools.map(t => t.name), callers: s.tools.map(t => t.callers.join()), described: d.described,
+return {found: s.tools.map(t => t.name), confident: s.confident, callers: s.tools.map(t => t.callers.join()), described: d.described,
         unknown: d.unknown, decl: d.declarations, one: one.described, err};`
 	res := r.Run(context.Background(), bindings.RunRequest{Program: sandbox.Program{Source: src}})
 	if !res.OK {
@@ -127,11 +161,12 @@ return {found: s.tools.map(t => t.name), callers: s.tools.map(t => t.callers.joi
 	var out struct {
 		Found, Callers, Described, Unknown, One []string
 		Decl, Err                               string
+		Confident                               bool
 	}
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(out.Found, ",") != "shop_refund_order" {
+	if strings.Join(out.Found, ",") != "shop_refund_order" || !out.Confident {
 		t.Errorf("found %v: a program must not see the direct-only billing_refund_payment", out.Found)
 	}
 	if strings.Join(out.Callers, ";") != "code" {
@@ -275,5 +310,41 @@ func TestDescribeNoNames(t *testing.T) {
 		Source: `try { await tools.$describe(null) } catch (e) { return e.code }`}})
 	if !res.OK || string(res.Result) != `"E_TOOL_ARGS"` {
 		t.Errorf("tools.$describe(null): %s %v", res.Result, res.Error)
+	}
+}
+
+// TestAddDiscoveryWith: the search's options reach search_tools — here
+// an operator's word file naming a service the catalog lacks.
+func TestAddDiscoveryWith(t *testing.T) {
+	lx, err := search.ParseLexicon("ops.txt", "[services]\nnames: acmepay\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts      search.Options
+		confident bool
+	}{{search.Options{}, true}, {search.Options{Lexicon: lx}, false}} {
+		cat, err := tools.NewCatalog(discoveryTool("shop_refund_order", "Refund a store order, fully or partly."),
+			discoveryTool("shop_list_orders", "List store orders by status and date."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: cat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bindings.AddDiscoveryWith(b, c.opts); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := b.CallDirect(context.Background(), bindings.LocalPrincipal, bindings.SearchToolsName,
+			json.RawMessage(`{"query":"Refund the order in Acmepay."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res bindings.SearchResult
+		_ = json.Unmarshal(raw, &res)
+		if res.Confident != c.confident {
+			t.Errorf("with lexicon %v: %s, want confident %v", c.opts.Lexicon != nil, raw, c.confident)
+		}
 	}
 }

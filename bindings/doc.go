@@ -72,6 +72,22 @@
 // exposes to code, executes the program on a sandbox.Executor with a per-run
 // Host, and assembles the sandbox.Result that run_code returns.
 //
+// # Programs, plans and state
+//
+// Before a program runs, its engine hands the broker its plan (Job.SendPlan,
+// sandbox.PlanCall; a WebAssembly module's the broker reads itself, with
+// sandbox/plan) and the broker asks the policy's plan rules about it,
+// through the program tools it names;
+// a refused program makes no call, and a call whose tool the plan did not
+// list is asked about again (plan.go). A program tool (tools/programs:
+// .agents/programs files, saved programs) runs as its caller: its calls
+// are authorized as code for the caller's principal, its label joins the
+// caller's run, programs nest at most BrokerConfig.MaxProgramDepth deep,
+// and a saved program is its owner's only (programs.go). A program's
+// state.get/set/delete/keys are answered from a store.Space, per
+// principal, each value with the label of the run that wrote it
+// (state.go). docs/programs.md has the whole.
+//
 // # Approvals without a session
 //
 // A run with RunRequest.Suspend does not wait for a person: at the first

@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -36,13 +37,18 @@ type Unavailability struct {
 	Hint string
 	// Rule names the cause in the audit trail, e.g. "upstream.pin_changed".
 	Rule string
+	// Code is the error's code; if empty, E_TOOL_DENIED (E_TOOL_FAILED,
+	// say, for a server that failed to start).
+	Code sandbox.Code
 }
 
 // known remembers the names the catalog held, to say "removed".
 type known struct {
-	mu    sync.Mutex // guards names and why
-	names map[string]bool
-	why   func(name string) (Unavailability, bool)
+	mu      sync.Mutex // guards names, why and pending
+	names   map[string]bool
+	why     func(name string) (Unavailability, bool)
+	pending func(ctx context.Context, name string) bool
+	notes   func() []string
 }
 
 // watchNames records the catalog's names now and after every change.
@@ -75,6 +81,47 @@ func (b *Broker) SetUnavailable(f func(name string) (Unavailability, bool)) {
 	b.known.mu.Unlock()
 }
 
+// SetPending registers f, asked first for a called name the catalog
+// lacks: when the tool's source is still starting (an upstream server
+// coming up), f waits for it, until ctx ends, and returns true; the name
+// is then looked up again. Upstream servers register their start-up this
+// way, so that a call made right after start is not told the tool does
+// not exist. A nil f removes it.
+func (b *Broker) SetPending(f func(ctx context.Context, name string) bool) {
+	b.known.mu.Lock()
+	b.known.pending = f
+	b.known.mu.Unlock()
+}
+
+// SetNotes registers f, which says, one sentence each, which tool sources
+// are not available now (an upstream server still starting, failed, or
+// not trusted): search_tools adds them to its hint, so that a model that
+// finds nothing knows why. A nil f removes it.
+func (b *Broker) SetNotes(f func() []string) {
+	b.known.mu.Lock()
+	b.known.notes = f
+	b.known.mu.Unlock()
+}
+
+// sourceNotes asks the notes hook.
+func (b *Broker) sourceNotes() []string {
+	b.known.mu.Lock()
+	f := b.known.notes
+	b.known.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f()
+}
+
+// waitPending asks the pending hook about name.
+func (b *Broker) waitPending(ctx context.Context, name string) bool {
+	b.known.mu.Lock()
+	f := b.known.pending
+	b.known.mu.Unlock()
+	return f != nil && f(ctx, name)
+}
+
 // missingTool is the error of a call to name, which the catalog lacks, by
 // caller for p.
 func (b *Broker) missingTool(name string, caller tools.Caller, p Principal) *sandbox.Error {
@@ -83,7 +130,11 @@ func (b *Broker) missingTool(name string, caller tools.Caller, p Principal) *san
 	b.known.mu.Unlock()
 	if why != nil {
 		if u, ok := why(name); ok {
-			return &sandbox.Error{Code: sandbox.EToolDenied, Tool: safeName(name), Rule: u.Rule,
+			code := u.Code
+			if code == "" {
+				code = sandbox.EToolDenied
+			}
+			return &sandbox.Error{Code: code, Tool: safeName(name), Rule: u.Rule,
 				Message: sandbox.Cap(u.Message, sandbox.MaxMessageBytes), Hint: sandbox.Cap(u.Hint, sandbox.MaxMessageBytes)}
 		}
 	}
@@ -91,14 +142,20 @@ func (b *Broker) missingTool(name string, caller tools.Caller, p Principal) *san
 	if wasKnown {
 		e.Message = fmt.Sprintf("tool %q was removed from the catalog (its server or script no longer provides it)", safeName(name))
 	}
+	e.Hint = b.unknownHintFor(name, caller, p)
+	return e
+}
+
+// unknownHintFor is the hint of a call to name, which caller may not call
+// for p: the closest names it may call.
+func (b *Broker) unknownHintFor(name string, caller tools.Caller, p Principal) string {
 	var names []string
 	for _, t := range b.Exposed(caller, p) {
 		if !IsDiscovery(t.Name) {
 			names = append(names, t.Name)
 		}
 	}
-	e.Hint = unknownHint(Closest(name, names, 3), caller)
-	return e
+	return unknownHint(Closest(name, names, 3), caller)
 }
 
 // unknownHint is the hint of a call to a tool that is not there.

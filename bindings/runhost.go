@@ -112,9 +112,9 @@ func (h *runHost) Call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	ch := make(chan answer, 1)
 	cctx, untrack := h.track(ctx, tool)
-	seq := h.run.issue()
+	seq := h.run.issueFor(tool)
 	goCall(func() { // a reused goroutine (callgoroutines.go)
-		res, err := h.run.call(cctx, seq, tool, args)
+		res, err := h.run.callIssued(cctx, seq, tool, args)
 		untrack()
 		h.inflight.Add(-1)
 		h.notify()
@@ -154,9 +154,9 @@ func (h *runHost) StartCall(ctx context.Context, tool string, args json.RawMessa
 	cctx, untrack := h.track(ctx, tool)
 	c := &startedCall{tool: tool, done: done}
 	h.startedUnder(ctx, c)
-	seq := h.run.issue() // here, in the program's order
+	seq := h.run.issueFor(tool) // here, in the program's order
 	goCall(func() {
-		res, err := h.run.call(cctx, seq, tool, args)
+		res, err := h.run.callIssued(cctx, seq, tool, args)
 		untrack()
 		h.inflight.Add(-1)
 		h.notify()

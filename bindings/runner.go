@@ -41,6 +41,9 @@ type RunnerConfig struct {
 	// sandbox.MaxKeptResultBytes (8 MiB, also the ceiling); if negative,
 	// a result over the budget fails with E_OUTPUT_LIMIT.
 	KeepResultBytes int
+	// ProgramExecutor runs the programs that program tools run (programs.go).
+	// If nil, Executor.
+	ProgramExecutor sandbox.Executor
 	// KeepLogBytes is how much console output is kept when the logs are
 	// over their budget (Limits.MaxLogBytes): the Result then shows what
 	// fits and carries the whole in Result.WholeLogs, for paging. The
@@ -62,6 +65,7 @@ type Runner struct {
 	mods     *ModuleStore
 	keep     int // Job.KeepResultBytes
 	keepLogs int
+	progExec sandbox.Executor // RunnerConfig.ProgramExecutor, else exec
 }
 
 // NewRunner returns a Runner for cfg.
@@ -83,8 +87,12 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	keep := keepBytes(cfg.KeepResultBytes, sandbox.MaxKeptResultBytes)
 	keepLogs := keepBytes(cfg.KeepLogBytes, sandbox.MaxKeptLogBytes)
+	progExec := cfg.ProgramExecutor
+	if progExec == nil {
+		progExec = cfg.Executor
+	}
 	return &Runner{broker: cfg.Broker, exec: cfg.Executor, limits: l, tier: cfg.Tier, mods: mods, keep: keep,
-		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...)}, nil
+		keepLogs: keepLogs, langs: append([]sandbox.Language(nil), langs...), progExec: progExec}, nil
 }
 
 // Limits returns the operator's ceiling.
@@ -154,7 +162,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	ctx, span := r.startRunSpan(ctx, id, req.Program.Language)
 	lim := r.requestLimits(req.Limits)
 	h := &runHost{run: &run{b: r.broker, id: id, principal: req.Principal, caller: tools.Code,
-		limits: lim, start: start, approver: req.Approver, tier: r.tier}, report: req.Progress}
+		limits: lim, start: start, approver: req.Approver, tier: r.tier, tree: newCallTree(lim.MaxCalls)}, report: req.Progress}
 	h.init()
 	if req.Suspend || req.Replay != nil {
 		var cancel context.CancelFunc
@@ -167,34 +175,26 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 	}
 
 	var out *sandbox.Outcome
+	var refused *sandbox.Error
 	if err := r.resolveModule(&req, h.principal.ID); err != nil {
 		out = &sandbox.Outcome{Err: err}
 	} else if lang := req.Program.Language; lang != "" && !r.accepts(lang) {
 		out = &sandbox.Outcome{Err: &sandbox.Error{Code: sandbox.ESyntax,
 			Message: "language " + safeName(string(lang)) + " is not enabled on this server",
 			Hint:    "Submit JavaScript (language \"javascript\")."}}
+	} else if h.plan, refused = r.broker.planRun(ctx, req.Program, h.principal, tools.Code, ""); refused != nil {
+		out = &sandbox.Outcome{Err: refused} // plan.go: refused before any call
 	} else {
 		if req.Program.Language == "" {
 			req.Program.Language = sandbox.JavaScript
 		}
-		bound := r.broker.Exposed(tools.Code, h.principal)
-		names := make([]string, 0, len(bound))
-		for _, t := range bound {
-			names = append(names, t.Name)
-		}
-		// Deprecated aliases are bound too (never listed), so a program
-		// written against an old name keeps working through its window
-		// and afterwards gets E_TOOL_UNKNOWN naming the new one.
-		for _, t := range bound {
-			for _, a := range t.Aliases {
-				names = append(names, a.Name)
-			}
-		}
+		// Deprecated aliases are bound too (never listed): boundNames.
+		names := r.broker.boundNames(h.principal)
 		// The engine keeps logs up to the keep; the budget applies below.
 		jobLim := lim
 		jobLim.MaxLogBytes = max(lim.MaxLogBytes, r.keepLogs)
 		job := &sandbox.Job{RunID: id, Program: req.Program, Limits: jobLim, Tools: names, KeepResultBytes: r.keep,
-			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock}
+			Principal: h.principal.ID, Seed: req.Seed, Clock: req.Clock, SendPlan: req.Program.Language != sandbox.WASM}
 		// No deadline here: executors enforce job.Limits.Timeout from the
 		// moment the program starts, so time spent waiting for a worker does
 		// not eat the program's own budget.
@@ -214,6 +214,7 @@ func (r *Runner) RunResumable(ctx context.Context, req RunRequest) (*sandbox.Res
 		RunID:      id,
 		Tier:       r.tier,
 		Error:      redactError(out.Err),
+		Plan:       h.plan.shown(),
 	}
 	// JSON text is UTF-8 (RFC 8259), and the engines' checks (json.Valid,
 	// json.Compact) do not look inside strings: a WebAssembly guest or a
@@ -333,9 +334,9 @@ func (r *Runner) accepts(l sandbox.Language) bool {
 // as the E_CANCELLED that ended its attempt; a replay names the run it
 // resumes (resumed_from) and is audited with its own outcome.
 func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label, susp *Suspension, rp *Replay) {
-	code := ""
+	code, rule := "", ""
 	if res.Error != nil {
-		code = string(res.Error.Code)
+		code, rule = string(res.Error.Code), res.Error.Rule
 	}
 	decision := "ok"
 	if !res.OK {
@@ -363,7 +364,7 @@ func (r *Runner) auditRun(res *sandbox.Result, p Principal, label policy.Label, 
 		slog.String("principal", p.ID),
 		slog.String("tool", "run_code"),
 		slog.String("decision", decision),
-		slog.String("rule", ""),
+		slog.String("rule", rule),
 		slog.String("code", code),
 		slog.Float64("duration_ms", res.DurationMS),
 		slog.Int("calls", res.Calls.Total),

@@ -28,10 +28,12 @@ const demoExamples = `  # who went over their Q3 travel budget? one program, 56 
   sandcall demo market
   # a prompt injection in a support inbox, without and with an information-flow rule
   sandcall demo inbox
+  # programs as tools, a plan refused before it runs, state kept between runs
+  sandcall demo programs
 `
 
 func cmdDemo(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market|inbox]", demoExamples)
+	fs := newFlagSet(e, "demo", "[--isolation process|inprocess] [expense|market|inbox|programs]", demoExamples)
 	c := common{timeout: sandbox.DefaultLimits().Timeout, logLevel: "warn", oneShot: true}
 	fs.StringVar(&c.isolation, "isolation", "process", "isolation tier: process (worker processes) or inprocess")
 	c.registerPolicy(fs)
@@ -61,8 +63,10 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 		return demoMarket(ctx, e, &c)
 	case "inbox":
 		return demoInbox(ctx, e, &c)
+	case "programs": // demo_programs.go
+		return demoPrograms(ctx, e, &c)
 	default:
-		return usageErr(e, fs, "unknown demo %q: want expense, market or inbox", which)
+		return usageErr(e, fs, "unknown demo %q: want expense, market, inbox or programs", which)
 	}
 }
 

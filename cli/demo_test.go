@@ -34,7 +34,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	_, stderr, code := sandcall(t, "", "demo", "bogus")
-	if code != 2 || !strings.Contains(stderr, "want expense, market or inbox") {
+	if code != 2 || !strings.Contains(stderr, "want expense, market, inbox or programs") {
 		t.Fatalf("demo bogus: exit %d, %q", code, stderr)
 	}
 }

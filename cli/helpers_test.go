@@ -126,7 +126,21 @@ func kill(cmd *exec.Cmd) {
 // server's log.
 func stdioSession(t *testing.T, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
 	t.Helper()
+	return stdioSessionIn(t, "", args...)
+}
+
+// stdioSessionIn is stdioSession with the server started in dir.
+func stdioSessionIn(t *testing.T, dir string, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
+	t.Helper()
+	return stdioSessionEnv(t, dir, nil, args...)
+}
+
+// stdioSessionEnv is stdioSessionIn with the environment plus extra.
+func stdioSessionEnv(t *testing.T, dir string, extra []string, args ...string) (ctx context.Context, cs *mcp.ClientSession, stderr *sandboxtest.Buffer) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = testEnv(extra...)
 	stderr = new(sandboxtest.Buffer)
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

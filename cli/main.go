@@ -15,6 +15,7 @@
 //	sandcall demo     run a demo (expense, the default, or market) and show what it saves
 //	sandcall bench    measure the standard workloads in each isolation tier
 //	sandcall policy   check, explain and test policy files
+//	sandcall plan     print what a program will call, read before it runs; check it against a policy
 //	sandcall tools    list, check, lint, search, describe and approve tools
 //	sandcall audit    summarize an audit file: per-tool counts and latency, runs by code
 //	sandcall token    hash a bearer token for the config file (reads stdin)
@@ -68,6 +69,7 @@ func commands() []command {
 		{"demo", "run a demo (expense, the default, or market) and show what it saves", cmdDemo},
 		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
 		{"policy", "check, explain and test policy files", cmdPolicy},
+		{"plan", "print what a program will call, read before it runs; check it against a policy", cmdPlan},
 		{"tools", "list, check, lint, search, describe and approve tools", cmdTools},
 		{"audit", "summarize an audit file: per-tool counts and latency, runs by code", cmdAudit},
 		{"token", "hash a bearer token for the config file (reads stdin)", cmdToken},
@@ -85,6 +87,9 @@ func Main(args []string) int {
 	setGCPercent()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx (serve drains, a run stops); a second
+	// one ends the process at once, whatever it is doing.
+	go func() { <-ctx.Done(); stop() }()
 	return dispatch(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, args)
 }
 

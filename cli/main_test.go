@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 )
 
 // bin is the sandcall binary (testenv.Binary); the tests run it as a
-// user or an MCP client would.
-var bin string
+// user or an MCP client would. demoBin is a copy of it under another name
+// (testenv.DemoServer), for tests that use `serve --demo` as an upstream
+// server: an entry that runs sandcall itself (bin) is never started as one.
+var bin, demoBin string
 
 func TestMain(m *testing.M) {
 	// The red-team test's canary, set once for the whole binary rather than
@@ -36,7 +39,29 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	if demoBin, err = testenv.DemoServer(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Trust records and the user's own config live in the test's
+	// directories, never the developer's: every binary the tests start
+	// inherits these.
+	dir, err := os.MkdirTemp("", "sandcall-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, v := range []string{"XDG_STATE_HOME", "XDG_CONFIG_HOME"} {
+		d := filepath.Join(dir, strings.ToLower(v))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv(v, d)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func TestVersionAndHelp(t *testing.T) {

@@ -20,31 +20,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-)
 
-// tracingConfig is the tracing section of sandcall.yaml (docs/operations.md, "Tracing").
-// Tracing is off unless --otlp-endpoint, tracing.otlp_endpoint or
-// tracing.enabled switches it on; the OTEL_* environment variables are read
-// only then, never to switch it on (a variable left in a shell must not
-// make a server send data anywhere).
-type tracingConfig struct {
-	// Enabled switches tracing on with the endpoint of the environment
-	// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT) or
-	// the default http://localhost:4318/v1/traces.
-	Enabled bool `yaml:"enabled"`
-	// OTLPEndpoint is the collector's OTLP/HTTP URL; setting it switches
-	// tracing on. A URL without a path gets /v1/traces.
-	OTLPEndpoint string `yaml:"otlp_endpoint"`
-	// Protocol must be http/protobuf (the default), the only one built in.
-	Protocol string `yaml:"protocol"`
-	// SampleRatio is the share of new traces recorded (0 to 1); a trace
-	// the client started keeps its own decision (parent-based). If absent,
-	// the SDK's default: OTEL_TRACES_SAMPLER, else every trace.
-	SampleRatio *float64 `yaml:"sample_ratio"`
-	// Headers are sent with every export (an API key, say). They replace
-	// OTEL_EXPORTER_OTLP_HEADERS when set.
-	Headers map[string]string `yaml:"headers"`
-}
+	"github.com/sandcall/sandcall/cli/config"
+)
 
 // Bounds of the exporter: one export attempt, the retries of one batch,
 // and the flush at shutdown. A collector that is down costs at most these,
@@ -67,7 +45,7 @@ func registerTracing(fs *flag.FlagSet) *string {
 // upstream clients use them). Off, it returns a nil provider and a no-op
 // stop, and nothing is started. stop flushes the spans still queued,
 // within traceShutdown.
-func setupTracing(ctx context.Context, stderr io.Writer, cfg tracingConfig, flagEndpoint string, log *slog.Logger) (tp trace.TracerProvider, stop func(), err error) {
+func setupTracing(ctx context.Context, stderr io.Writer, cfg config.Tracing, flagEndpoint string, log *slog.Logger) (tp trace.TracerProvider, stop func(), err error) {
 	stop = func() {}
 	if flagEndpoint == "" && cfg.OTLPEndpoint == "" && !cfg.Enabled {
 		return nil, stop, nil

@@ -40,6 +40,10 @@ func TestPinsSharedAcrossReplicas(t *testing.T) {
 	waitListed(t, csA, chA, "up_echo", false, errA)
 	waitListed(t, csB, chB, "up_echo", false, errB)
 
+	// The project's store: is used once trusted, like its server.
+	if out, errOut, code := sandcallIn(t, dirs[0], token, "servers", "trust"); code != 0 {
+		t.Fatalf("servers trust: exit %d\n%s%s", code, out, errOut)
+	}
 	out, errOut, code := sandcallIn(t, dirs[0], token, "tools", "approve", "up_echo")
 	if code != 0 || !strings.Contains(out, "approved up_echo") {
 		t.Fatalf("tools approve: exit %d\n%s%s", code, out, errOut)

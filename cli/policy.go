@@ -68,7 +68,9 @@ func printProblems(w io.Writer, err error) {
 
 func policyCheck(e *env, args []string) int {
 	fs := newFlagSet(e, "policy check", "[--demo] FILE...", "  sandcall policy check policy.yaml\n  sandcall policy check --demo policy.yaml   # also warn about rules naming a deprecated tool name\n")
-	useDemo := fs.Bool("demo", false, "check tool names against the embedded demo catalog: a rule naming a deprecated alias is a warning")
+	var cc common
+	cc.catalogFlags(fs, "unused by check; accepted so every command takes the same flags")
+	useDemo := &cc.demo // with --demo, a rule naming a deprecated alias of a demo tool is a warning
 	files, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sandcall/sandcall/tools/projfile"
+
 	"github.com/sandcall/sandcall/tools/upstream"
 )
 
@@ -51,11 +53,46 @@ func (c *common) passEnv() []string {
 	return out
 }
 
-// upstreamConfig says where serve and run read upstream servers: the
-// project's configs, or only the --mcp-config files.
+// upstreamConfig says where every command reads upstream servers: the
+// --mcp-config files only; else the servers --config-file files, the
+// project's configs (.cursor/mcp.json, .vscode/mcp.json, .mcp.json,
+// mcp.json), and the files a sandcall entry of those reads with
+// --mcp-config (the layout of a client that starts `sandcall serve
+// --mcp-config .sandcall/mcp.json`), so that a command run by hand in the
+// project sees the servers that client's sandcall serves.
 func (c *common) upstreamConfig() upstream.LoadConfig {
 	if len(c.mcpFiles) > 0 {
-		return upstream.LoadConfig{Root: ".", Files: c.mcpFiles, FilesOnly: true}
+		return upstream.LoadConfig{Root: c.root(), Files: c.mcpFiles, FilesOnly: true}
 	}
-	return upstream.LoadConfig{Root: "."}
+	return upstream.LoadConfig{Root: c.root(), Files: append(append([]string(nil), c.configFiles...), c.selfConfigs()...)}
+}
+
+// selfConfigs returns the MCP config files that the project's sandcall
+// entries read with --mcp-config, when they are files of the project (a
+// project's entry may not make sandcall read a file outside it).
+func (c *common) selfConfigs() []string {
+	if c.adoptOK {
+		return c.adopted
+	}
+	c.adoptOK = true
+	root := c.root()
+	cfg := upstream.Load(upstream.LoadConfig{Root: root, Files: c.configFiles})
+	for _, en := range cfg.Entries {
+		if en.Server == nil || !upstream.IsSelf(en.Server, "", root) {
+			continue
+		}
+		for _, f := range upstream.SelfMCPConfigs(en.Server, root) {
+			if _, inside, err := projfile.Inside(root, f); err != nil {
+				c.warn(fmt.Sprintf("server %q (%s) runs sandcall with --mcp-config %s: %v", en.Name, en.Source, projfile.Rel(root, f), err))
+				continue
+			} else if !inside {
+				c.warn(fmt.Sprintf("server %q (%s) runs sandcall with --mcp-config %s, which is not a file of the project: not read", en.Name, en.Source, f))
+				continue
+			}
+			if !slices.Contains(c.adopted, f) {
+				c.adopted = append(c.adopted, f)
+			}
+		}
+	}
+	return c.adopted
 }

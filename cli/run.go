@@ -109,7 +109,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	defer func() { closeRunner() }() // closeRunner may be replaced below
 	// The result is printed whole, however large: nothing pages it here.
-	rr := bindings.RunRequest{Program: prog, Principal: c.cfg.principal(), WholeResult: true}
+	rr := bindings.RunRequest{Program: prog, Principal: principalOf(c.cfg), WholeResult: true}
 	var line *progressLine
 	if isTerminal(e.stderr) {
 		line = newProgressLine(e.stderr, 100*time.Millisecond)

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/cli/config"
 )
 
 const serveExamples = `  # stdio (the default): point an MCP client at this command
@@ -78,15 +79,15 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	defer closeRunner()
-	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: c.cfg.principal(),
+	scfg := mcpserver.Config{Runner: runner, Version: version, Logger: log, Principal: principalOf(c.cfg),
 		ListThreshold: c.cfg.ListThreshold, Store: c.shared, MaxRequestStateBytes: c.cfg.Limits.MaxRequestStateBytes}
 	if *addr != "" {
-		scfg.Tokens = c.cfg.tokens()
+		scfg.Tokens = tokensOf(c.cfg)
 		if scfg.Hosted, err = hf.hosted(c.cfg, *addr); err != nil {
 			return usageErr(e, fs, "%v", err)
 		}
 		scfg.Metrics = c.metrics
-		scfg.RateLimit = c.cfg.HTTP.rateLimiter(c.shared, len(scfg.Tokens) > 0 || scfg.Hosted.JWT != nil)
+		scfg.RateLimit = rateLimiter(c.cfg.HTTP, c.shared, len(scfg.Tokens) > 0 || scfg.Hosted.JWT != nil)
 	}
 	srv, err := mcpserver.New(scfg)
 	if err != nil {
@@ -96,6 +97,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if tp != nil {
 		srv.MCP().AddReceivingMiddleware(mcpserver.TraceMiddleware(tp, nil))
 	}
+	srv.MCP().AddReceivingMiddleware(c.waitForSources(runner.Broker().Catalog(), srv.Refresh))
 	// A reloaded .agents/tools script, a changed upstream tool list or a
 	// reloaded policy reaches connected clients as
 	// notifications/tools/list_changed.
@@ -190,7 +192,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP at addr until ctx is done.
-func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *httpConfig, drain time.Duration, log interface {
+func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, addr string, remote bool, tokens int, lim *config.HTTP, drain time.Duration, log interface {
 	Warn(string, ...any)
 }) int {
 	host, _, err := net.SplitHostPort(addr)
@@ -225,7 +227,7 @@ func serveHTTP(ctx context.Context, e *env, name string, srv *mcpserver.Server, 
 	}
 	ln = mcpserver.LimitConnections(ln, lim.MaxConnections)
 	hs := &http.Server{
-		Handler:           mcpserver.BodyDeadline(srv.HTTPHandler(), lim.bodyTimeout, srv.MaxRequestBytes()),
+		Handler:           mcpserver.BodyDeadline(srv.HTTPHandler(), lim.BodyTimeoutDuration(), srv.MaxRequestBytes()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

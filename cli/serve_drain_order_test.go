@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/cli/config"
 	"github.com/sandcall/sandcall/sandbox/js"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -85,10 +86,7 @@ func TestDrainUnreadyBeforeAnnounced(t *testing.T) {
 			ready = resp.StatusCode
 		}
 	}}
-	lim := &httpConfig{}
-	if err := lim.check(); err != nil {
-		t.Fatal(err)
-	}
+	lim := &config.HTTP{MaxConnections: 8}
 	e := &env{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: hook}
 	if code := serveHTTP(ctx, e, "serve", srv, "127.0.0.1:0", false, 0, lim, 0, discardLog{}); code != exitOK {
 		t.Fatalf("serveHTTP: exit %d", code)

@@ -31,7 +31,7 @@ func TestServeStdio(t *testing.T) {
 	}
 	slices.Sort(names)
 	if want := []string{"describe_tools", "get_budget_by_level", "get_expenses", "get_financials", "get_price_history", "get_stock_snapshot",
-		"get_team_members", "ping", "read_output", "run_code", "search_competitors", "search_news", "search_tools"}; !slices.Equal(names, want) {
+		"get_team_members", "ping", "read_output", "run_code", "save_program", "search_competitors", "search_news", "search_tools"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": expense.Program}})

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -17,12 +18,18 @@ import (
 // .vscode/mcp.json, .mcp.json, mcp.json, and files named with
 // --config-file).
 func cmdServers(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "servers", "list | test NAME | trust | enable NAME | disable NAME",
-		"  sandcall servers list\n  sandcall servers test github\n  sandcall servers trust            # after reviewing the project's configs and scripts\n  sandcall servers disable github   # sets \"enabled\": false in the file that defines it\n")
-	root := fs.String("root", ".", "project root searched for MCP configs")
-	var files multiFlag
-	fs.Var(&files, "config-file", "an MCP config file read before the project's (repeatable)")
+	fs := newFlagSet(e, "servers", "list | test NAME | trust [--dry-run] [--follow-scripts] | enable NAME | disable NAME",
+		"  sandcall servers list\n  sandcall servers test github\n  sandcall servers trust --dry-run   # what trust would record, and what changed\n"+
+			"  sandcall servers trust            # after reviewing the project's configs and scripts\n"+
+			"  sandcall servers trust --follow-scripts   # also trust this project's scripts as they change\n"+
+			"  sandcall servers disable github   # sets \"enabled\": false in the file that defines it\n")
+	var c common
+	c.catalogFlags(fs, "unused by servers; accepted so every command takes the same flags")
+	fs.StringVar(&c.rootDir, "root", "", "project root searched for MCP configs (default: the working directory)")
+	fs.Var(&c.configFiles, "config-file", "an MCP config file read before the project's (repeatable)")
 	verbose := fs.Bool("verbose", false, "test: stream the server's stderr to stderr as it comes")
+	dry := fs.Bool("dry-run", false, "trust: show what would be trusted and what changed, record nothing")
+	follow := fs.Bool("follow-scripts", false, "trust: also trust this project's "+local.DefaultDir+" scripts as they change (recorded outside the project; =false stops it)")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -30,57 +37,29 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 	if len(pos) == 0 {
 		return usageErr(e, fs, "missing subcommand: list, test NAME, trust, enable NAME or disable NAME")
 	}
-	cfg := upstream.Load(upstream.LoadConfig{Root: *root, Files: files})
+	c.stderrTo = e.stderr
+	if msg := c.loadConfig(fs); msg != "" {
+		fmt.Fprintf(e.stderr, "sandcall servers: %s\n", msg)
+		return exitUsage
+	}
+	cfg := upstream.Load(c.upstreamConfig())
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
 			return usageErr(e, fs, "list takes no arguments")
 		}
-		for _, w := range cfg.Warnings {
-			if !strings.HasPrefix(w, "invalid server") {
-				fmt.Fprintf(e.stderr, "warning: %s\n", w)
-			}
-		}
-		if len(cfg.Entries) == 0 {
-			fmt.Fprintln(e.stdout, "no upstream servers configured")
-			return exitOK
-		}
-		trusted := serverTrust(false, *root)
-		for _, en := range cfg.Entries {
-			status := "enabled"
-			if !en.Enabled {
-				status = "disabled"
-			}
-			if en.Err != nil {
-				status = "invalid"
-			}
-			fmt.Fprintf(e.stdout, "%-20s %-6s %-8s %s\n", en.Name, en.Type, status, en.Source)
-			for _, s := range en.Shadowed {
-				fmt.Fprintf(e.stdout, "  shadows %s\n", s)
-			}
-			if en.Err != nil {
-				fmt.Fprintf(e.stdout, "  error: %v\n", en.Err)
-			}
-			if trusted != nil && !trusted(en) {
-				fmt.Fprintf(e.stdout, "  not trusted: serve and run skip it until 'sandcall servers trust' (review it first)\n")
-			}
-			for _, o := range cfg.Entries { // same prefix: every tool of the same name clashes
-				if o.Name == en.Name || !o.Enabled || !en.Enabled || upstream.ToolPrefix(o.Name) != upstream.ToolPrefix(en.Name) {
-					continue
-				}
-				if o.Name < en.Name {
-					fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, %s's is used (rename one server)\n", upstream.ToolPrefix(en.Name), o.Name, o.Name)
-				} else {
-					fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, this one's is used\n", upstream.ToolPrefix(en.Name), o.Name)
-				}
-			}
-		}
-		return exitOK
+		return serversList(e, &c, cfg)
 	case "trust":
 		if len(pos) != 1 {
 			return usageErr(e, fs, "trust takes no arguments: it trusts every server of the project's configs and every script of "+local.DefaultDir)
 		}
-		return serversTrust(e, cfg, *root)
+		var followSet *bool
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "follow-scripts" {
+				followSet = follow
+			}
+		})
+		return serversTrust(e, &c, *dry, followSet)
 	case "enable", "disable":
 		if len(pos) != 2 {
 			return usageErr(e, fs, "%s takes one server name", pos[0])
@@ -141,6 +120,69 @@ func cmdServers(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	return usageErr(e, fs, "unknown subcommand %q: want list, test NAME, trust, enable NAME or disable NAME", pos[0])
+}
+
+// serversList is `sandcall servers list`: every configured server, where
+// it stands (trusted or not, sandcall itself, invalid), and the name
+// clashes. It exits 1 when a config file cannot be read.
+func serversList(e *env, c *common, cfg *upstream.Config) int {
+	status := exitOK
+	for _, msg := range cfg.Errors {
+		fmt.Fprintf(e.stderr, "error: %s\n", msg)
+		status = exitFailure
+	}
+	for _, w := range cfg.Warnings {
+		if !strings.HasPrefix(w, "invalid server") {
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
+	}
+	if len(cfg.Entries) == 0 {
+		if status == exitOK {
+			fmt.Fprintln(e.stdout, "no upstream servers configured")
+		}
+		return status
+	}
+	trusted := c.serverTrust()
+	for _, en := range cfg.Entries {
+		state := "enabled"
+		if !en.Enabled {
+			state = "disabled"
+		}
+		if en.Err != nil {
+			state = "invalid"
+		}
+		self := en.Server != nil && upstream.IsSelf(en.Server, "", c.root())
+		if self {
+			state = "self"
+		}
+		fmt.Fprintf(e.stdout, "%-20s %-6s %-8s %s\n", en.Name, en.Type, state, en.Source)
+		for _, s := range en.Shadowed {
+			fmt.Fprintf(e.stdout, "  shadows %s\n", s)
+		}
+		if en.Err != nil {
+			fmt.Fprintf(e.stdout, "  error: %v\n", en.Err)
+		}
+		if self {
+			fmt.Fprintf(e.stdout, "  sandcall itself: never started or trusted; serve reads its --mcp-config files\n")
+			continue
+		}
+		if trusted != nil {
+			if err := trusted(en); err != nil {
+				fmt.Fprintf(e.stdout, "  not trusted (%v): serve and run skip it until 'sandcall servers trust' (review it first)\n", err)
+			}
+		}
+		for _, o := range cfg.Entries { // same prefix: every tool of the same name clashes
+			if o.Name == en.Name || !o.Enabled || !en.Enabled || upstream.ToolPrefix(o.Name) != upstream.ToolPrefix(en.Name) {
+				continue
+			}
+			if o.Name < en.Name {
+				fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, %s's is used (rename one server)\n", upstream.ToolPrefix(en.Name), o.Name, o.Name)
+			} else {
+				fmt.Fprintf(e.stdout, "  name clash: its tools are named %s… like server %s's; where both have a tool, this one's is used\n", upstream.ToolPrefix(en.Name), o.Name)
+			}
+		}
+	}
+	return status
 }
 
 // connectHint says what to check after a failed connection to en's server.

@@ -23,7 +23,7 @@ func TestServersCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := `{"mcpServers": {
-  "demo": {"command": "` + bin + `", "args": ["serve", "--demo", "--isolation", "inprocess"]},
+  "demo": {"command": "` + demoBin + `", "args": ["serve", "--demo", "--isolation", "inprocess"]},
   "broken": {"command": "x", "url": "http://127.0.0.1:1/mcp"}
 }}`
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {

@@ -28,7 +28,7 @@ const toolsApproveExamples = `  sandcall tools approve github_create_issue
 func toolsApprove(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "tools approve", "[--config F] [--audit F] NAME [NAME...]", toolsApproveExamples)
 	c := &common{}
-	fs.StringVar(&c.config, "config", "", "config file (default: "+defaultConfigFile+" in the working directory, if present); its audit setting applies")
+	c.catalogFlags(fs, "unused by approve; accepted so every command takes the same flags")
 	fs.StringVar(&c.audit, "audit", "", "also write the tool.approve audit events (JSON Lines) to this file, or - for stderr only")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
@@ -62,7 +62,7 @@ func toolsApprove(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	_ = sharePins(c, pins) // with a shared store, Pin writes there (and reports it down)
-	cfg := upstream.Load(upstream.LoadConfig{Root: "."})
+	cfg := upstream.Load(c.upstreamConfig())
 
 	type listing struct {
 		byName map[string]upstream.Listed

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,25 +76,15 @@ func cmdTools(ctx context.Context, e *env, args []string) int {
 	return exitUsage
 }
 
-// registerTools registers the local-tools flags of serve and run.
-func (c *common) registerTools(fs *flag.FlagSet) {
-	fs.StringVar(&c.toolsDir, "tools-dir", "",
-		"directory of local script tools (default: "+local.DefaultDir+" in the working directory, if present); reloaded when it changes")
-	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
-	fs.BoolVar(&c.trustProject, "trust-project", false,
-		"start the project's MCP servers and use its "+local.DefaultDir+" scripts without 'sandcall servers trust' (CI, a checkout you own)")
-	fs.Var(&c.mcpFiles, "mcp-config", "read upstream MCP servers from FILE only (repeatable), not from the project's .mcp.json and friends: a file only sandcall reads, when the client's config lists sandcall itself")
-	fs.Var(&c.envPass, "env", "pass the variable NAME of this environment to local script tools and stdio upstream servers (repeatable; adds to env_passthrough in the config file)")
-}
-
 // localDir returns the local tools directory and whether there is one: dir
-// if set, else .agents/tools in the working directory when it exists.
-func localDir(dir string) (string, bool) {
+// if set, else .agents/tools of the project root when it exists.
+func localDir(dir, root string) (string, bool) {
 	if dir != "" {
 		return dir, true
 	}
-	if fi, err := os.Stat(local.DefaultDir); err == nil && fi.IsDir() {
-		return local.DefaultDir, true
+	d := filepath.Join(root, local.DefaultDir)
+	if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		return d, true
 	}
 	return "", false
 }
@@ -104,13 +93,20 @@ func localDir(dir string) (string, bool) {
 // skipped, and keeps the Set for watchLocalTools. A local tool whose name
 // another tool of ts already has loses and is reported.
 func (c *common) localTools(ts []*tools.Tool) []*tools.Tool {
-	dir, ok := localDir(c.toolsDir)
+	dir, ok := localDir(c.toolsDir, c.root())
 	if !ok {
 		return ts
 	}
 	log := c.logger(os.Stderr)
-	set, fs := local.Load(local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(c.upstreamConfig()),
-		Trusted: scriptTrust(c.trustProject, c.toolsDir != "")})
+	lc := local.Config{Dir: dir, Timeout: c.toolsTimeout, Logger: log, Env: c.passEnv(), Reserved: reservedNames(c.upstreamConfig())}
+	if c.toolsDir == "" { // the project's own scripts: under trust, never leading out
+		lc.Contain = c.root()
+		if !c.trustProject {
+			c.setupTrust()
+			lc.Trust = c.pt.script
+		}
+	}
+	set, fs := local.Load(lc)
 	c.localFinds = fs
 	for _, f := range fs {
 		if f.Reason != "" {
@@ -147,9 +143,9 @@ func (c *common) watchLocalTools(cat *tools.Catalog) {
 
 func toolsCheck(e *env, args []string) int {
 	fs := newFlagSet(e, "tools check", "[--tools-dir D] [--demo]", "  sandcall tools check\n")
-	dir := fs.String("tools-dir", "", "local tools directory (default: "+local.DefaultDir+")")
-	fs.StringVar(dir, "dir", "", "same as --tools-dir")
-	demoFlag := fs.Bool("demo", false, "also report collisions with the embedded demo tools")
+	var c common
+	c.catalogFlags(fs, "unused by check; accepted so every command takes the same flags")
+	fs.StringVar(&c.toolsDir, "dir", "", "same as --tools-dir")
 	pos, code, ok := parseFlags(e, fs, args)
 	if !ok {
 		return code
@@ -157,7 +153,8 @@ func toolsCheck(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageErr(e, fs, "unexpected argument %q", pos[0])
 	}
-	d := *dir
+	c.stderrTo = e.stderr
+	d := c.toolsDir
 	if d == "" {
 		d = local.DefaultDir
 	}
@@ -165,9 +162,15 @@ func toolsCheck(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "sandcall tools check: no directory %s\n", d)
 		return exitFailure
 	}
-	set, finds := local.Load(local.Config{Dir: d, Reserved: reservedNames(upstream.LoadConfig{Root: "."})})
+	// The format of every file, trusted or not (servers list says which
+	// are trusted): read bounded, never through a link out of the project.
+	lc := local.Config{Dir: d, Reserved: reservedNames(c.upstreamConfig())}
+	if c.toolsDir == "" {
+		lc.Contain = c.root()
+	}
+	set, finds := local.Load(lc)
 	var ts []*tools.Tool
-	if *demoFlag {
+	if c.demo {
 		ts = demo.Tools()
 	}
 	cat, err := tools.NewCatalog(ts...)
@@ -233,6 +236,7 @@ func toolsList(e *env, args []string) int {
 			rows = append(rows, toolRow{Name: name, Source: "local", Callers: []string{}, Status: "skipped: " + f.Reason})
 		}
 	}
+	rows = append(rows, c.programRows()...) // programs.go
 	if set != nil {
 		for _, w := range set.Warnings() {
 			if strings.Contains(w, "changed since it was approved") || strings.HasPrefix(w, "name clash:") {
@@ -243,12 +247,20 @@ func toolsList(e *env, args []string) int {
 		for name, server := range set.Disabled() {
 			rows = append(rows, toolRow{Name: name, Source: server, Callers: []string{}, Status: disabledStatus(name)})
 		}
+		for _, st := range set.Statuses() {
+			if st.State != upstream.StateUp && st.State != upstream.StateNotStarted {
+				rows = append(rows, toolRow{Name: upstream.ToolPrefix(st.Server) + "*", Source: st.Server, Callers: []string{}, Status: serverRow(st)})
+			}
+		}
 		for _, cl := range set.Clashes() {
 			rows = append(rows, toolRow{Name: cl.Tool, Source: cl.Loser, Callers: []string{},
 				Status: fmt.Sprintf("skipped: name clash: server %s has a tool of the same name and is used (the server whose name sorts first)", cl.Winner)})
 		}
 	}
-	p := c.cfg.principal()
+	for _, st := range c.api.statuses() {
+		rows = append(rows, toolRow{Name: st.name + "_*", Source: st.name, Callers: []string{}, Status: st.status})
+	}
+	p := principalOf(c.cfg)
 	exposed := map[tools.Caller]map[string]bool{}
 	for _, cl := range []tools.Caller{tools.Direct, tools.Code} {
 		exposed[cl] = map[string]bool{}

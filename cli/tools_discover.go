@@ -56,6 +56,20 @@ func toolsSearch(ctx context.Context, e *env, args []string) int {
 	for _, t := range res.Tools {
 		fmt.Fprintf(e.stdout, "%s  [%s]\n    %s\n    %s\n    call %s\n", t.Name, strings.Join(t.Callers, ","), t.Summary, t.Signature, t.Call)
 	}
+	if !res.Confident {
+		var fams []string
+		for _, f := range res.Families {
+			fams = append(fams, fmt.Sprintf("%s (%d)", f.Name, f.Tools))
+		}
+		fmt.Fprintf(e.stderr, "not confident: no tool fits well enough to be sure; the %d closest shown (searched %d)\n", res.Shown, res.Searched)
+		if len(fams) > 0 {
+			fmt.Fprintf(e.stderr, "families: %s\n", strings.Join(fams, ", "))
+		}
+		if res.Hint != "" {
+			fmt.Fprintln(e.stderr, res.Hint)
+		}
+		return exitOK
+	}
 	fmt.Fprintf(e.stderr, "%d of %d matching tools shown (searched %d)\n", res.Shown, res.Total, res.Searched)
 	return exitOK
 }

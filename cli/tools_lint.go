@@ -57,9 +57,16 @@ func toolsLint(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "warning: %s\n", strings.TrimSuffix(w, "; retrying in the background"))
 		}
 	}
+	for _, n := range c.api.notes() {
+		fmt.Fprintf(e.stderr, "warning: %s\n", n)
+	}
 	cat := b.Catalog()
 
 	var all []lint.Finding
+	for _, f := range c.api.findings() {
+		f.Pos = relPos(f.Pos)
+		all = append(all, f)
+	}
 	for _, t := range cat.List() {
 		fs := lint.Lint(t)
 		if t.Source == "local" {

@@ -45,7 +45,7 @@ func TestToolsLintFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"demo": map[string]any{"command": bin, "args": []string{"serve", "--demo"}}}})
+		"demo": map[string]any{"command": demoBin, "args": []string{"serve", "--demo"}}}})
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,8 +18,10 @@ import (
 	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/bindings/audit"
 	"github.com/sandcall/sandcall/bindings/mcpserver"
+	"github.com/sandcall/sandcall/cli/config"
 	"github.com/sandcall/sandcall/examples/demo"
 	"github.com/sandcall/sandcall/examples/inbox"
+	"github.com/sandcall/sandcall/policy"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/sandbox/confine"
 	"github.com/sandcall/sandcall/sandbox/js"
@@ -28,6 +31,8 @@ import (
 	"github.com/sandcall/sandcall/store"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
+	"github.com/sandcall/sandcall/tools/projfile"
+	"github.com/sandcall/sandcall/tools/upstream"
 )
 
 // common holds the flags shared by serve and run.
@@ -60,8 +65,10 @@ type common struct {
 	// the program names).
 	needs func(server string) bool
 
-	envPass  multiFlag // --env NAME
-	mcpFiles multiFlag // --mcp-config FILE
+	envPass     multiFlag // --env NAME
+	mcpFiles    multiFlag // --mcp-config FILE: read these MCP configs only
+	configFiles multiFlag // servers --config-file FILE: read these before the project's
+	rootDir     string    // servers --root: the project root ("" is the working directory)
 
 	toolsDir     string
 	trustProject bool // --trust-project: the project's servers and scripts run untrusted (trust.go)
@@ -69,16 +76,25 @@ type common struct {
 	localSet     *local.Set
 	localFinds   []local.Finding // what loading the directory found (skipped files too)
 
-	cfg     *fileConfig        // loaded by loadConfig
+	upstream *upstream.Set // the upstream servers assemble attached
+	pt       *projectTrust // the project's trust (trust.go), opened by loadConfig
+	warns    *warnOnce     // warnings for the person running the command, each once
+	adopted  []string      // MCP configs a sandcall entry of the project reads (precedence.go)
+	adoptOK  bool          // adopted is computed
+	stderrTo io.Writer     // where warnings go; nil is os.Stderr
+
+	cfg     *config.File       // loaded by loadConfig
+	api     *apiSources        // the OpenAPI sources (openapi.go), set by assemble
+	progs   *programState      // programs and their registry (programs.go)
 	metrics *mcpserver.Metrics // set by serve over HTTP
 	shared  store.Store        // the config's store: (nil: none configured)
 	closers []func()
 }
 
+// register registers the flags of serve and run: every source flag
+// (catalogFlags) and those of running programs.
 func (c *common) register(fs *flag.FlagSet) {
-	fs.BoolVar(&c.demo, "demo", false, "enable the embedded demo toolsets (the expense tools and ping)")
-	fs.StringVar(&c.demoInbox, "demo-inbox", "", "enable the support-inbox demo tools (information flow; see 'sandcall demo inbox'): "+
-		"clean, or injected (one message carries a prompt injection)")
+	c.catalogFlags(fs, "policy file (see 'sandcall policy'); reloaded when it changes or on SIGHUP. Default: destructive tools direct-only, everything else both")
 	fs.StringVar(&c.isolation, "isolation", "process",
 		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
@@ -88,8 +104,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,
 		fmt.Sprintf("wall-time limit per run: the default and the ceiling of run_code's timeout_ms (at most %s)", sandbox.MaxTimeout))
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
-	c.registerPolicy(fs)
-	c.registerTools(fs)
+	fs.StringVar(&c.audit, "audit", "", "write audit records (JSON Lines, one per run and per attempted call) to this file, or - for stderr")
+	fs.DurationVar(&c.toolsTimeout, "tools-timeout", local.DefaultTimeout, "time limit of one local script tool call")
 }
 
 // registerPolicy registers --policy, --config and --audit (demo has its
@@ -104,21 +120,41 @@ func (c *common) registerPolicy(fs *flag.FlagSet) {
 // loadConfig reads the config file and fills in every flag the command
 // line did not set. It returns a message for the user on an error.
 func (c *common) loadConfig(fs *flag.FlagSet) string {
-	cfg, err := loadConfig(c.config)
+	c.setupTrust()
+	var trusted func(rel, hash string) bool
+	if !c.trustProject {
+		trusted = c.pt.config
+	}
+	l, err := config.Load(config.Options{Explicit: c.config, Root: c.root(), Trusted: trusted})
 	if err != nil {
 		return err.Error()
 	}
+	if len(l.Ignored) > 0 {
+		c.warn(ignoredKeysMessage(l))
+	}
+	cfg := l.File
 	c.cfg = cfg
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["policy"] && cfg.Policy != "" {
-		c.policy = cfg.path(cfg.Policy)
+		c.policy = cfg.Policy
+		if l.ProjectPolicy {
+			if _, inside, err := projfile.Inside(c.root(), c.policy); err == nil && !inside {
+				return fmt.Sprintf("%s: policy %s: %v", l.ProjectRel, c.policy, projfile.ErrOutside)
+			}
+		}
+	}
+	if c.policy != "" {
+		// Bounded, and never a device or a FIFO, which would block.
+		if _, err := projfile.Read(c.policy, policy.MaxFileBytes, ""); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "policy " + err.Error()
+		}
 	}
 	if !set["audit"] && cfg.Audit != "" {
-		c.audit = cfg.path(cfg.Audit)
+		c.audit = cfg.Audit
 	}
-	if !set["timeout"] && cfg.timeout > 0 {
-		c.timeout = cfg.timeout
+	if t := cfg.Limits.TimeoutDuration(); !set["timeout"] && t > 0 {
+		c.timeout = t
 	}
 	if !set["workers"] && cfg.Workers > 0 {
 		c.workers = cfg.Workers
@@ -127,6 +163,37 @@ func (c *common) loadConfig(fs *flag.FlagSet) string {
 		c.reuse = cfg.Pool.WorkerReuse
 	}
 	return ""
+}
+
+// stderr is where the command's warnings go.
+func (c *common) stderr() io.Writer {
+	if c.stderrTo != nil {
+		return c.stderrTo
+	}
+	return os.Stderr
+}
+
+// warn tells the person running the command, once.
+func (c *common) warn(msg string) {
+	if c.warns == nil {
+		c.warns = &warnOnce{w: c.stderr()}
+	}
+	c.warns.warn(msg)
+}
+
+// setupTrust opens the project's trust, once.
+func (c *common) setupTrust() {
+	if c.pt == nil {
+		c.pt = openProjectTrust(c.root(), c.trustProject, append(append([]string(nil), c.mcpFiles...), c.configFiles...), c.warn)
+	}
+}
+
+// root is the project root: the working directory, or servers --root.
+func (c *common) root() string {
+	if c.rootDir != "" {
+		return c.rootDir
+	}
+	return "."
 }
 
 // auditLogger opens the audit destination: nil when none is configured.
@@ -250,7 +317,7 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	limits := c.runLimits()
 	if cfg := c.cfg; cfg != nil {
-		bc.ApprovalTimeout = cfg.approval
+		bc.ApprovalTimeout = cfg.Limits.ApprovalTimeoutDuration()
 	}
 	broker, _, err := assemble(ts, c, live, bc, log)
 	if err != nil {
@@ -265,11 +332,13 @@ func newRunner(ts []*tools.Tool, c *common, log *slog.Logger) (r *bindings.Runne
 	}
 	close = func() { closeExec(); closeAll() }
 	r, err = bindings.NewRunner(bindings.RunnerConfig{Broker: broker, Executor: exec, Limits: limits, Tier: tier, Modules: mods,
-		Languages: []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM}})
+		Languages:       []sandbox.Language{sandbox.JavaScript, sandbox.TypeScript, sandbox.WASM},
+		ProgramExecutor: c.programsExecutor(limits.Resolve(), log)})
 	if err != nil {
 		close()
 		return nil, nil, err
 	}
+	c.programsRunner(r)    // programs.go
 	c.watchLocalTools(cat) // local tools reload until close
 	return r, close, nil
 }
@@ -358,7 +427,7 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 	if c.oneShot {
 		size = 1
 	}
-	var pc poolConfig
+	var pc config.Pool
 	if c.cfg != nil {
 		pc = c.cfg.Pool
 	}
@@ -368,7 +437,7 @@ func newExecutorWith(c *common, limits sandbox.Limits, log *slog.Logger, onStart
 		Reuse:        reuse,
 		MaxRunning:   pc.MaxRunning,
 		Queue:        pc.Queue,
-		QueueTimeout: pc.queueTimeout,
+		QueueTimeout: pc.QueueTimeoutDuration(),
 		MaxRSS:       int64(pc.MaxWorkerRSSMB) << 20,
 		NoRefill:     c.oneShot,
 		MemoryBytes:  limits.MemoryBytes,

@@ -38,6 +38,11 @@
 //	    integrity: untrusted         # trusted or untrusted
 //	    readers: [support@acme.example]  # or public
 //	    result_labels: true          # honour labels in results' _meta
+//	plans:                           # optional: refuse programs before they
+//	  - name: read-then-send         # run, from what their text names
+//	    names: [list_messages, "send_*"]  # (plans.go, docs/programs.md)
+//	    refuse_when: 'plan.dynamic > 0'
+//	    message: …                   # and hint
 //
 // Keys are strict: an unknown key, a duplicate key, a bad glob, an unknown
 // caller or an expression that does not type-check is an error, reported as
@@ -70,7 +75,9 @@
 // Default returns the safe default: a tool's own allowed callers decide; a
 // tool that declares none may be called by both callers, except destructive
 // tools, which are direct-only (a person sees each call). Rule names:
-// "default" and "default.destructive_direct_only".
+// "default" and "default.destructive_direct_only". Whatever the defaults,
+// a call of save_program (a model saving a program to run later) that no
+// rule selects needs a person's approval (rule "default.approval").
 //
 // # Absent, not merely forbidden
 //

@@ -120,6 +120,7 @@ type rawFile struct {
 	Defaults *rawDefaults        `yaml:"defaults"`
 	Rules    []located[rawRule]  `yaml:"rules"`
 	Labels   []located[rawLabel] `yaml:"labels"`
+	Plans    []located[rawPlan]  `yaml:"plans"` // plans.go
 }
 
 type rawDefaults struct {
@@ -275,7 +276,7 @@ func yamlKind(goType string) string {
 var (
 	namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]{0,63}$`) })
 	reserved    = map[string]bool{"default": true, "defaults": true, "default.destructive_direct_only": true,
-		"tool.allowed_callers": true, "policy.error": true, "authorizer.panic": true}
+		"tool.allowed_callers": true, "policy.error": true, "authorizer.panic": true, "default.approval": true}
 )
 
 const (
@@ -328,12 +329,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		}
 		if w := rr.When; w != nil {
 			r.whenSrc = w.v
-			switch {
-			case strings.TrimSpace(w.v) == "":
-				ps.at(w.p, "%s: when: empty expression (omit when for no condition)", r.id)
-			case len(w.v) > MaxWhenBytes:
-				ps.at(w.p, "%s: when: expression longer than %d bytes", r.id, MaxWhenBytes)
-			default:
+			if exprOK(ps, r.id, "when", w) {
 				prog, usesArgs, keys, err := compileWhen(w.v)
 				if err != nil {
 					p, msg := exprPos(w, src, err)
@@ -376,6 +372,7 @@ func compile(ps *problems, raw *rawFile, src []byte) *Checker {
 		r.pin = rr.Pin
 		c.rules = append(c.rules, r)
 	}
+	c.plans = compilePlans(ps, raw.Plans, names, src)
 	return c
 }
 

@@ -159,6 +159,7 @@ type Checker struct {
 	hasDefaults bool
 	rates       *rateTable
 	labels      []*labelRule // the labels section, in order
+	plans       []*planRule  // the plans section, in order (plans.go)
 
 	// sel caches find's answer per tool name and metadata (selKey → int,
 	// the rule's index or -1): selection depends on nothing else, and a
@@ -173,6 +174,12 @@ type selKey struct {
 	name, source string
 	flags        uint8
 }
+
+// approvalByDefault names the tools a person approves call by call when no
+// rule selects them (rule "default.approval"), whatever the policy's
+// defaults say: save_program keeps code that runs later as a tool, so the
+// operator opts out explicitly (a rule selecting it), never by omission.
+var approvalByDefault = map[string]bool{"save_program": true}
 
 // Default returns the checker used when there is no policy file: a tool's
 // own AllowedCallers decide; a tool that declares none may be called by
@@ -446,6 +453,10 @@ func (c *Checker) Decide(req *Request) (d Decision) {
 		}
 		if id == "default.destructive_direct_only" {
 			id = "default" // the rule that allowed: as DefaultAuthorizer names it
+		}
+		if approvalByDefault[req.Tool] {
+			return Decision{Allow: true, Rule: "default.approval", RequireApproval: true,
+				Reason: allowedByFallback(bit, id) + "; a person approves each call of " + req.Tool + " unless a rule selects it"}
 		}
 		return Decision{Allow: true, Rule: id, Reason: allowedByFallback(bit, id)}
 	}

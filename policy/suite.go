@@ -35,6 +35,12 @@ import (
 //	    expect: allow               # allow or deny
 //	    rule: expense-reads         # optional: the deciding rule
 //	    require_approval: false     # optional
+//	  - name: a program may not read the inbox and send mail
+//	    plan: {tools: [list_messages, send_email], dynamic: 0}  # instead of
+//	                                # tool: a program's plan, for the plans
+//	                                # section (also imports, language, program)
+//	    expect: deny                # deny: the plan is refused
+//	    rule: read-then-send
 //
 // Cases run in order against one Checker, so the token buckets of rate
 // limits carry from one case to the next; the clock is fixed (plus `at`),
@@ -57,6 +63,9 @@ type Case struct {
 	Rule string
 	// RequireApproval, if set, must match the decision's.
 	RequireApproval *bool
+	// Plan, if set, makes the case a program's plan (Request is then
+	// unused), decided by Checker.DecidePlan.
+	Plan *PlanRequest
 }
 
 // Result is the outcome of one Case.
@@ -93,6 +102,16 @@ type rawCase struct {
 	RequireApproval    *bool                    `yaml:"require_approval"`
 	Label              *rawCaseLabel            `yaml:"label"`
 	ArgLabels          map[string]*rawCaseLabel `yaml:"arg_labels"`
+	Plan               *rawCasePlan             `yaml:"plan"`
+}
+
+// rawCasePlan is a program's plan in a test case.
+type rawCasePlan struct {
+	Tools    []string `yaml:"tools"`
+	Dynamic  int      `yaml:"dynamic"`
+	Imports  []string `yaml:"imports"`
+	Language string   `yaml:"language"`
+	Program  string   `yaml:"program"`
 }
 
 // rawCaseLabel is a label in a test case. readers: omitted or "public" is
@@ -186,8 +205,22 @@ func LoadSuite(path string) (*Suite, error) {
 			c.Name = fmt.Sprintf("cases[%d]", i)
 		}
 		where := raw.Cases[i].p
-		if rc.Tool == "" {
-			ps.at(where, "%s: tool: required", c.Name)
+		if rc.Plan != nil {
+			if rc.Tool != "" {
+				ps.at(where, "%s: a case has tool or plan, not both", c.Name)
+			}
+			if rc.Caller == "" {
+				rc.Caller = Code
+			}
+			principal := rc.Principal
+			if principal == "" {
+				principal = "local"
+			}
+			c.Plan = &PlanRequest{Caller: rc.Caller, Principal: Principal{ID: principal, Roles: rc.Roles},
+				Tools: rc.Plan.Tools, Dynamic: rc.Plan.Dynamic, Imports: rc.Plan.Imports,
+				Language: rc.Plan.Language, Program: rc.Plan.Program}
+		} else if rc.Tool == "" {
+			ps.at(where, "%s: tool or plan: required", c.Name)
 		}
 		if callerBit(rc.Caller) == 0 {
 			ps.at(where, "%s: caller: want direct or code, got %q", c.Name, rc.Caller)
@@ -267,7 +300,12 @@ func (s *Suite) Run() []Result {
 	out := make([]Result, len(s.Cases))
 	for i := range s.Cases {
 		c := &s.Cases[i]
-		d := s.Checker.Decide(&c.Request)
+		var d Decision
+		if c.Plan != nil {
+			d = s.Checker.DecidePlan(c.Plan)
+		} else {
+			d = s.Checker.Decide(&c.Request)
+		}
 		r := Result{Case: c, Got: d, Pass: true}
 		var why []string
 		if got := verdict(d); got != c.Expect {

@@ -146,6 +146,12 @@ type Job struct {
 	// zero Seed or Clock keeps wazero's fixed defaults).
 	Seed  uint64    `json:",omitempty"`
 	Clock time.Time `json:",omitzero"`
+	// SendPlan makes a JavaScript or TypeScript engine hand the host the
+	// program's plan (PlanCall) before it runs it, and return the host's
+	// refusal, if any, without running it. The host sets it when it wants
+	// the plan (docs/programs.md); a WebAssembly engine ignores it (the
+	// host reads a module's plan itself).
+	SendPlan bool `json:",omitempty"`
 }
 
 // MaxKeptResultBytes is the largest result an engine hands back whole
@@ -276,6 +282,11 @@ type Result struct {
 	// WholeLogs is that text, for the server to keep under LogsRef. It is
 	// never serialized.
 	WholeLogs []byte `json:"-"`
+	// Plan is what the program named before it ran (sandbox/plan): the
+	// tools, with the line of each, and the count of names computed at run
+	// time. Omitted when it could not be read (a program that does not
+	// parse).
+	Plan *Plan `json:"plan,omitempty"`
 	// Meta is what the server puts in the MCP result's _meta: the run's
 	// information-flow label (see bindings.LabelMeta), which read_output
 	// pages of the result keep. It is never serialized here.

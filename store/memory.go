@@ -14,7 +14,8 @@ type Memory struct {
 	mu      sync.Mutex
 	vals    map[string]memValue
 	buckets map[string]*memBucket
-	sets    int // Sets since the last sweep
+	sets    int                              // Sets since the last sweep
+	spaces  map[string]map[string]spaceEntry // Space namespaces (space.go)
 }
 
 type memValue struct {

@@ -1,5 +1,7 @@
 // Package store is the state sandcall replicas share: output refs of
-// read_output, rate-limit buckets, uploaded WebAssembly modules and keys.
+// read_output, rate-limit buckets, uploaded WebAssembly modules and keys,
+// and, in a Space (space.go), the state programs keep between runs and
+// the programs a model saved, in namespaces with quotas.
 // One small interface with two implementations: Memory (the default, one
 // process) and Redis (every replica behind a load balancer sees the same
 // state). Values are opaque bytes with a time to live; Take is an atomic

@@ -76,7 +76,7 @@ func (s *Server) writeBindings(b *strings.Builder, bound []*tools.Tool) {
 		len(listed), families(listed))
 	switch {
 	case canSearch && canDescribe:
-		b.WriteString("Find tools with search_tools (in a program: `await tools.$search(\"what to do\", 5)` → {tools: [{name, summary, signature}]}), " +
+		b.WriteString("Find tools with search_tools (in a program: `await tools.$search(\"what to do\", 5)` → {tools: [{name, summary, signature}], confident}), " +
 			"read their declarations with describe_tools (`await tools.$describe([\"name\"])`), then call them as tools.<name>(args).\n")
 	case canSearch:
 		b.WriteString("Find tools with search_tools (in a program: `await tools.$search(\"what to do\", 5)`), then call them as tools.<name>(args).\n")

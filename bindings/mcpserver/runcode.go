@@ -95,7 +95,8 @@ func (s *Server) runCodeDescription(p bindings.Principal) string {
 		"`input` (the input argument); `console.log` (captured in logs); " +
 		"`progress(value)` saves a JSON snapshot of the work so far, returned as `partial` if the run then fails (a timeout, say). " +
 		"A failed call rejects with a ToolError {code, message, hint}; catch it, or the run fails with its code. " +
-		"No require/import, fetch, timers, eval or filesystem; each run starts fresh.\n")
+		"No require/import, fetch, timers, eval or filesystem; each run starts fresh, but `await state.get(key)` / `state.set(key, value, {ttl_s})` / " +
+		"`state.delete(key)` / `state.keys(prefix)` keep JSON values between your runs. The result's `plan` lists the tools the program names.\n")
 	fmt.Fprintf(&b, "Limits: %s per run, %d tool calls, %d KiB result (a larger one comes back cut, with output_ref for %s).\n",
 		lim.Timeout, lim.MaxCalls, lim.MaxResultBytes>>10, ReadOutputName)
 	s.writeBindings(&b, bound) // listing.go

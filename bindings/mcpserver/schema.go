@@ -26,10 +26,26 @@ func errorSchema() *jsonschema.Schema {
 			"allowed_values": {Type: "array", Description: "The closed set the argument must be one of (E_TOOL_ARGS)."},
 			"rule":           str("The policy rule that denied the call (E_TOOL_DENIED)."),
 			"reason": {Type: "string", Enum: []any{"invalid_input", "transient", "unavailable", "denied"},
-				Description: "What kind of tool failure: invalid input, transient (worth retrying), unavailable data, or denied."},
+				Description: "What kind of tool failure."},
 		},
 		PropertyOrder: []string{"code", "message", "hint", "retryable", "tool", "path", "allowed_values", "rule", "reason"},
 		Required:      []string{"code", "message"},
+	}
+}
+
+// planSchema describes sandbox.Plan: what a program named before it ran.
+func planSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "object",
+		Description: "The tools the program names (at the first line naming each), read before it ran.",
+		Properties: map[string]*jsonschema.Schema{
+			"tools": {Type: "array", Items: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+				"name": {Type: "string"}, "line": {Type: "integer"}}, Required: []string{"name"}}},
+			"dynamic": {Type: "integer", Description: "Tool names computed at run time."},
+			"imports": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "A WebAssembly module's imports."},
+		},
+		PropertyOrder: []string{"tools", "dynamic", "imports"},
+		Required:      []string{"tools", "dynamic"},
 	}
 }
 
@@ -51,8 +67,8 @@ func resultSchema() *jsonschema.Schema {
 					"failed":    integer("Calls that failed."),
 					"denied":    integer("Calls the policy denied."),
 					"by_tool":   {Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer"}, Description: "Calls per tool."},
-					"retries":   integer("Extra attempts after transient failures of idempotent tools (not counted in total)."),
-					"truncated": integer("Calls whose output was over its budget and was cut by whole items (the logs name them)."),
+					"retries":   integer("Extra attempts after transient failures (not in total)."),
+					"truncated": integer("Calls whose output was cut to its budget by whole items."),
 				},
 				PropertyOrder: []string{"total", "ok", "failed", "denied", "by_tool", "retries", "truncated"},
 				Required:      []string{"total", "ok", "failed", "denied", "by_tool"},
@@ -63,16 +79,17 @@ func resultSchema() *jsonschema.Schema {
 			"error":       errorSchema(),
 			"partial":     {Description: "When the run failed (a timeout, say): the last value the program stored with progress(value)."},
 			"output_ref": {Type: "string",
-				Description: "When the result was over its budget: result is then the first page of its JSON text, as a string; read_output(output_ref, output_next_offset) returns the rest."},
+				Description: "When the result was cut: result is the first page of its JSON text; read_output(output_ref, output_next_offset) returns the rest."},
 			"output_bytes":       integer("Size of the whole result's JSON text, when it was cut."),
 			"output_next_offset": integer("Where the page in result ends: the offset for read_output."),
 			"logs_ref": {Type: "string",
-				Description: "When the logs were over their budget: read_output(logs_ref, logs_next_offset) returns the rest of the console output, one entry per line."},
+				Description: "When the logs were cut: read_output(logs_ref, logs_next_offset) returns the rest, one entry per line."},
 			"logs_bytes":       integer("Size of the whole console output text, when the logs were cut."),
 			"logs_next_offset": integer("Where what logs shows ends in that text: the offset for read_output."),
+			"plan":             planSchema(),
 		},
 		PropertyOrder: []string{"ok", "result", "logs", "calls", "truncated", "duration_ms", "run_id", "error",
-			"partial", "output_ref", "output_bytes", "output_next_offset", "logs_ref", "logs_bytes", "logs_next_offset"},
+			"partial", "output_ref", "output_bytes", "output_next_offset", "logs_ref", "logs_bytes", "logs_next_offset", "plan"},
 		Required: []string{"ok", "result", "logs", "calls", "truncated", "duration_ms", "run_id"},
 	}
 }

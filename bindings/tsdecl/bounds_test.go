@@ -76,3 +76,28 @@ func TestRefDAGBounded(t *testing.T) {
 		t.Errorf("rendering a %d-byte schema allocated %d MiB", len(b), alloc>>20)
 	}
 }
+
+// TestResultCutFirst: when a result's type fills the budget alone (an
+// HTTP API's answer), the arguments keep their detail and the result
+// loses it.
+func TestResultCutFirst(t *testing.T) {
+	props := map[string]any{}
+	for i := 0; i < 60; i++ {
+		inner := map[string]any{}
+		for j := 0; j < 30; j++ {
+			inner[fmt.Sprintf("field_%d", j)] = map[string]any{"type": "string", "description": strings.Repeat("words ", 20)}
+		}
+		props[fmt.Sprintf("part_%d", i)] = map[string]any{"type": "object", "properties": inner}
+	}
+	out, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	in := `{"type":"object","properties":{"body":{"type":"object","properties":{"title":{"type":"string","description":"The issue's title."}},"required":["title"]}},"required":["body"]}`
+	result, err := tools.ParseSchema(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, _ := tools.ParseSchema([]byte(in))
+	d := tsdecl.Declaration(&tools.Tool{Name: "create_issue", Description: "Create an issue.", InputSchema: is, OutputSchema: result})
+	if len(d) > tsdecl.MaxDeclarationBytes || !strings.Contains(d, "/** The issue's title. */") || !strings.Contains(d, "title: string;") {
+		t.Errorf("declaration (%d bytes) lost the arguments' detail:\n%.2000s", len(d), d)
+	}
+}

@@ -157,6 +157,10 @@ func argsParam(s *jsonschema.Schema) string {
 // result types, preceded by the type aliases of recursive $refs. It is at
 // most MaxDeclarationBytes long: when the full form is larger, less detail
 // is shown (shallower nesting, fewer enum members, shorter property docs).
+//
+// The result's type loses detail first, down to the least, and only then
+// the arguments': a model needs the arguments to call the tool at all (an
+// HTTP API's answer, GitHub's issue say, can fill the budget alone).
 func Declaration(t *tools.Tool) string {
 	levels := []level{
 		full,
@@ -164,9 +168,18 @@ func Declaration(t *tools.Tool) string {
 		{pretty: true, depth: 2, enum: 8, props: 32, docBytes: 80},
 		{pretty: false, depth: 1, enum: 4, props: 24},
 	}
+	// Each side is rendered at most once per level.
+	ins, outs := make([]*rendered, len(levels)), make([]*rendered, len(levels))
 	var d string
-	for _, l := range levels {
-		d = declaration(t, l)
+	for i := range 2*len(levels) - 1 {
+		a, r := max(0, i-len(levels)+1), min(i, len(levels)-1)
+		if ins[a] == nil {
+			ins[a] = render(t.InputSchema, levels[a], "{}")
+		}
+		if outs[r] == nil {
+			outs[r] = render(t.OutputSchema, levels[r], "")
+		}
+		d = declaration(t, levels[a], ins[a], outs[r])
 		if len(d) <= MaxDeclarationBytes {
 			return d
 		}
@@ -183,21 +196,30 @@ func Declarations(ts []*tools.Tool) string {
 	return strings.Join(parts, "\n\n")
 }
 
-func declaration(t *tools.Tool, l level) string {
-	var b strings.Builder
-	in := newWriter(t.InputSchema, l)
-	out := newWriter(t.OutputSchema, l)
-	args := "{}"
-	if t.InputSchema != nil {
-		args, _ = in.typ(t.InputSchema, 0, 0)
+// rendered is a schema's type and the aliases it needs.
+type rendered struct {
+	typ     string
+	aliases []string
+}
+
+// render renders s at level l; a nil s renders as none when none is set.
+func render(s *jsonschema.Schema, l level, none string) *rendered {
+	if s == nil && none != "" {
+		return &rendered{typ: none}
 	}
-	res, _ := out.typ(t.OutputSchema, 0, 0)
-	for _, a := range append(in.renderAliases(), out.renderAliases()...) {
+	w := newWriter(s, l)
+	typ, _ := w.typ(s, 0, 0)
+	return &rendered{typ: typ, aliases: w.renderAliases()}
+}
+
+func declaration(t *tools.Tool, l level, in, out *rendered) string {
+	var b strings.Builder
+	for _, a := range append(append([]string(nil), in.aliases...), out.aliases...) {
 		b.WriteString(a)
 		b.WriteString("\n")
 	}
 	b.WriteString(toolDoc(t, l))
-	fmt.Fprintf(&b, "%s(%s: %s): Promise<%s>;", t.Name, argsParam(t.InputSchema), args, res)
+	fmt.Fprintf(&b, "%s(%s: %s): Promise<%s>;", t.Name, argsParam(t.InputSchema), in.typ, out.typ)
 	return b.String()
 }
 

@@ -65,6 +65,14 @@
 // carries it as "partial". It needs a host with the ABI's progress import;
 // a module that never calls Progress does not import it.
 //
+// # State
+//
+// StateGet, StateSet, StateDelete and StateKeys keep values between runs,
+// per principal, as JavaScript's state global does: plain calls of the
+// host's $state.* names, with the same quotas and time to live. A value
+// read carries the information-flow label of the run that wrote it
+// (docs/guest-api.md).
+//
 // # Security
 //
 // The guest holds no capability of its own: every call goes to the host,

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/sandcall/sandcall/examples/internal/jsmath"
 )
 
 // This file ports testdata/reference-data.mjs, the standard workload's
@@ -48,33 +50,6 @@ func (a *mulberry32) next() float64 {
 // pick returns Math.floor(r() * n) for a list of length n.
 func (a *mulberry32) pick(n int) int {
 	return int(math.Floor(float64(a.next() * float64(n))))
-}
-
-// jsRound is ECMAScript Math.round: the integral value closest to x, ties
-// toward +Infinity (so -2.5 rounds to -2, and 0.49999999999999994 to 0,
-// where floor(x+0.5) would give 1), -0 for x in [-0.5, -0], and NaN and
-// infinities unchanged.
-func jsRound(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	t := math.Trunc(x)
-	d := x - t // exact: |d| < 1 and t shares x's sign and exponent range
-	switch {
-	case x >= 0 && d >= 0.5:
-		t++
-	case x < 0 && d < -0.5:
-		t--
-	}
-	if t == 0 && (x < 0 || math.Signbit(x)) {
-		return math.Copysign(0, -1)
-	}
-	return t
-}
-
-// round2 is Math.round(x * 100) / 100.
-func round2(x float64) float64 {
-	return jsRound(float64(x*100)) / 100
 }
 
 var (
@@ -189,7 +164,7 @@ func genExpenses(memberID, quarter string) []Expense {
 		} else {
 			base = 5 + float64(r.next()*295)
 		}
-		amount := round2(base)
+		amount := jsmath.Round2(base)
 		vendor := vendors[r.pick(len(vendors))]
 		purpose := purposes[r.pick(len(purposes))]
 		project := projects[r.pick(len(projects))]
@@ -230,7 +205,7 @@ func Reference() []OverBudget {
 		limit := genBudget(m.Level).TravelLimit
 		if travel > float64(limit) {
 			over = append(over, OverBudget{ID: m.ID, Name: m.Name, Level: m.Level,
-				TravelTotal: round2(travel), TravelLimit: limit, OverBy: round2(travel - float64(limit))})
+				TravelTotal: jsmath.Round2(travel), TravelLimit: limit, OverBy: jsmath.Round2(travel - float64(limit))})
 		}
 	}
 	return over

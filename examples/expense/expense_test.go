@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os/exec"
 	"strings"
 	"testing"
@@ -79,25 +78,6 @@ func TestMeasureDirect(t *testing.T) {
 	}
 	if want := (Direct{Calls: DirectCalls, Bytes: DirectBytes, PrettyBytes: DirectPrettyBytes}); d != want {
 		t.Errorf("MeasureDirect = %+v, want %+v", d, want)
-	}
-}
-
-func TestJSRound(t *testing.T) {
-	negZero := math.Copysign(0, -1)
-	for _, tt := range []struct{ in, want float64 }{
-		{0, 0}, {0.4, 0}, {0.5, 1}, {1.5, 2}, {2.5, 3}, {-0.5, negZero}, {-0.4, negZero}, {-0.6, -1},
-		{-1.5, -1}, {-2.5, -2}, {-2.6, -3}, {0.49999999999999994, 0}, {-0.49999999999999994, negZero},
-		{4503599627370495.5, 4503599627370496}, {4503599627370497, 4503599627370497}, {-4503599627370495.5, -4503599627370495},
-		{1e300, 1e300}, {math.Inf(1), math.Inf(1)}, {math.Inf(-1), math.Inf(-1)}, {negZero, negZero},
-		{480126.49999999994, 480126}, {123.45 * 100, 12345},
-	} {
-		got := jsRound(tt.in)
-		if got != tt.want || math.Signbit(got) != math.Signbit(tt.want) {
-			t.Errorf("jsRound(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-	if !math.IsNaN(jsRound(math.NaN())) {
-		t.Error("jsRound(NaN) is not NaN")
 	}
 }
 

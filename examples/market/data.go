@@ -229,27 +229,6 @@ func seeded(parts ...string) *rng {
 // round2 rounds to cents, half away from zero.
 func round2(x float64) float64 { return math.Round(float64(x*100)) / 100 }
 
-// jsRound is ECMAScript Math.round: the integral value closest to x, ties
-// toward +Infinity, -0 for x in [-0.5, -0]. Reference uses it to round as
-// the program does.
-func jsRound(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	t := math.Trunc(x)
-	d := x - t
-	switch {
-	case x >= 0 && d >= 0.5:
-		t++
-	case x < 0 && d < -0.5:
-		t--
-	}
-	if t == 0 && (x < 0 || math.Signbit(x)) {
-		return math.Copysign(0, -1)
-	}
-	return t
-}
-
 // holidays are the NYSE full-day closures in the dataset's year.
 var holidays = map[string]bool{
 	"2025-11-27": true, "2025-12-25": true, "2026-01-01": true, "2026-01-19": true, "2026-02-16": true,

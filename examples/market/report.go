@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/sandcall/sandcall/examples/internal/jsmath"
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
 )
@@ -112,7 +113,7 @@ func YearStats(bs []Bar) (ret, vol float64, ok bool) {
 // round1 is Math.round(x * 10) / 10, with -0 written as 0 (as
 // JSON.stringify does).
 func round1(x float64) float64 {
-	r := jsRound(float64(x*10)) / 10
+	r := jsmath.Round(float64(x*10)) / 10
 	if r == 0 {
 		return 0
 	}

@@ -11,6 +11,9 @@
 //     inbound mail (untrusted) and customer records (their readers), and
 //     sink rules so that mail goes only to readers of what the run read
 //     and no destructive call follows untrusted data.
+//   - plans.yaml: plan rules (docs/programs.md): a program whose text
+//     names both an inbox reader and a mail sender is refused before it
+//     runs, as is a mail sender that computes a tool name at run time.
 //
 // The package's test runs every *_test.yaml through the code path of
 // `sandcall policy test`, and runs a real program under expense.yaml.
@@ -22,3 +25,8 @@ import _ "embed"
 //
 //go:embed flow.yaml
 var Flow []byte
+
+// Plans is plans.yaml, for `sandcall demo programs`.
+//
+//go:embed plans.yaml
+var Plans []byte

@@ -165,6 +165,48 @@ func lockFile(path string) (unlock func(), err error) {
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
+var (
+	demoOnce sync.Once
+	demoPath string
+	demoErr  error
+)
+
+// DemoServer returns the path of a copy of Binary named demo-server, for
+// tests that attach `serve --demo` as an upstream server: sandcall never
+// starts an entry that runs sandcall itself (an executable of that name),
+// so an upstream must have another name.
+func DemoServer() (string, error) {
+	demoOnce.Do(func() {
+		bin, err := Binary()
+		if err != nil {
+			demoPath, demoErr = "", err
+			return
+		}
+		unlock, err := lockFile(filepath.Join(filepath.Dir(filepath.Dir(bin)), "lock"))
+		if err != nil {
+			demoErr = err
+			return
+		}
+		defer unlock()
+		demoPath = filepath.Join(filepath.Dir(bin), "demo-server")
+		if fi, err := os.Stat(demoPath); err == nil && fi.Mode().IsRegular() {
+			return
+		}
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			demoErr = err
+			return
+		}
+		tmp := demoPath + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o755); err != nil {
+			demoErr = err
+			return
+		}
+		demoErr = os.Rename(tmp, demoPath)
+	})
+	return demoPath, demoErr
+}
+
 var npmMu sync.Mutex
 
 // NPMInstall makes dir (a directory of the system's temp dir, named after
@@ -215,4 +257,20 @@ func NPMInstall(t testing.TB, dir string, installed func() bool, args ...string)
 	if err := os.Rename(tmp, dir); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Workload returns the text of a standard workload's file under examples/
+// (say "expense/program.js"), so that tests and benchmarks run the
+// programs the demos run rather than copies of them.
+func Workload(tb testing.TB, name string) string {
+	tb.Helper()
+	root, err := Root()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", filepath.FromSlash(name)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }

@@ -4,38 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/sandbox"
 )
-
-// expenseProgram is the expense workload's program (examples/expense
-// program.js; this package may not import examples).
-const expenseProgram = `const team = await tools.get_team_members({ department: "engineering" });
-const levels = [...new Set(team.map((m) => m.level))];
-const budgetList = await Promise.all(levels.map((level) => tools.get_budget_by_level({ level })));
-const budgets = {};
-levels.forEach((l, i) => { budgets[l] = budgetList[i]; });
-const expenses = await Promise.all(team.map((m) => tools.get_expenses({ member_id: m.id, quarter: "Q3" })));
-const over = [];
-team.forEach((m, i) => {
-  let travel = 0;
-  for (const e of expenses[i]) if (e.category === "travel") travel += e.amount;
-  const limit = budgets[m.level].travel_limit;
-  if (travel > limit) {
-    over.push({ id: m.id, name: m.name, level: m.level,
-      travel_total: Math.round(travel * 100) / 100, travel_limit: limit,
-      over_by: Math.round((travel - limit) * 100) / 100 });
-  }
-});
-return over;`
-
-const fanoutProgram = `let total = 0;
-for (let b = 0; b < 20; b++) {
-  const batch = [];
-  for (let i = 0; i < 50; i++) batch.push(tools.ping({ n: b * 50 + i }));
-  const rs = await Promise.all(batch);
-  for (const r of rs) total += r;
-}
-return total;`
 
 func benchRun(b *testing.B, src string, tools []string, want string) {
 	e := New(Config{})
@@ -56,12 +27,12 @@ func benchRun(b *testing.B, src string, tools []string, want string) {
 // BenchmarkExpense is the expense workload: 56 calls, about 313 KB of
 // results, a fresh runtime per run.
 func BenchmarkExpense(b *testing.B) {
-	benchRun(b, expenseProgram, expenseTools, "")
+	benchRun(b, testenv.Workload(b, "expense/program.js"), expenseTools, "")
 }
 
 // BenchmarkFanout is 1,000 trivial calls in batches of 50.
 func BenchmarkFanout(b *testing.B) {
-	benchRun(b, fanoutProgram, []string{"ping"}, "500500")
+	benchRun(b, testenv.Workload(b, "demo/fanout.js"), []string{"ping"}, "500500")
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "calls/s")
 }
 

@@ -43,24 +43,22 @@ func checkSource(src string, maxBytes int) *sandbox.Error {
 	return nil
 }
 
-// compileProgram parses and compiles src as the body of an async function.
-func compileProgram(src string) (*goja.Program, *sandbox.Error) {
-	wrapped := wrapPrefix + src + wrapSuffix
-	prg, err := parser.ParseFile(nil, srcName, wrapped, 0, parser.WithDisableSourceMaps)
-	if err != nil {
-		var pos struct{ line, col int }
-		msg := err.Error()
-		if list, ok := err.(parser.ErrorList); ok && len(list) > 0 {
-			pos.line, pos.col = list[0].Position.Line, list[0].Position.Column
-			msg = list[0].Message
-		}
-		return nil, syntaxError(src, pos.line, pos.col, msg)
+// compiled is a compiled program and its plan, read from the same syntax
+// tree (plan.go).
+type compiled struct {
+	prog   *goja.Program
+	plan   sandbox.Plan
+	planOK bool // false: the walk failed; no plan is sent
+}
+
+// compileProgram parses and compiles src as the body of an async function,
+// and reads its plan from the tree it parsed.
+func compileProgram(src string) (*compiled, *sandbox.Error) {
+	prg, serr := parseProgram(src)
+	if serr != nil {
+		return nil, serr
 	}
-	if !wrapperIntact(prg, len(wrapped)) {
-		return nil, sandbox.Errorf(sandbox.ESyntax,
-			"Check that every bracket you open is closed, and that no '}' closes more than it opened.",
-			"the program closes a bracket it did not open (unbalanced '}' or ')')")
-	}
+	pl, _, perr := planOf(prg, src)
 	p, err := goja.CompileAST(prg, false)
 	if err != nil {
 		line, col, msg := 0, 0, err.Error()
@@ -73,7 +71,29 @@ func compileProgram(src string) (*goja.Program, *sandbox.Error) {
 		}
 		return nil, syntaxError(src, line, col, msg)
 	}
-	return p, nil
+	return &compiled{prog: p, plan: pl, planOK: perr == nil}, nil
+}
+
+// parseProgram parses src as the body of an async function: E_SYNTAX at
+// the user's line when it does not parse, or when it closes the wrapper.
+func parseProgram(src string) (*ast.Program, *sandbox.Error) {
+	wrapped := wrapPrefix + src + wrapSuffix
+	prg, err := parser.ParseFile(nil, srcName, wrapped, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		var line, col int
+		msg := err.Error()
+		if list, ok := err.(parser.ErrorList); ok && len(list) > 0 {
+			line, col = list[0].Position.Line, list[0].Position.Column
+			msg = list[0].Message
+		}
+		return nil, syntaxError(src, line, col, msg)
+	}
+	if !wrapperIntact(prg, len(wrapped)) {
+		return nil, sandbox.Errorf(sandbox.ESyntax,
+			"Check that every bracket you open is closed, and that no '}' closes more than it opened.",
+			"the program closes a bracket it did not open (unbalanced '}' or ')')")
+	}
+	return prg, nil
 }
 
 // wrapperIntact reports whether the parsed wrapped program is exactly one
@@ -133,7 +153,7 @@ func userPos(src string, line, col int) (int, int) {
 
 // compile returns the compiled program for src, from the cache if it holds it.
 // Only successful compilations are cached.
-func (e *Engine) compile(src string) (*goja.Program, *sandbox.Error) {
+func (e *Engine) compile(src string) (*compiled, *sandbox.Error) {
 	key := sha256.Sum256([]byte(src))
 	if p, ok := e.cache.Get(key); ok {
 		return p, nil

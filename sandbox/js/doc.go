@@ -15,8 +15,14 @@
 // rather than a TypeError;
 // console.log/info/warn/error/debug (captured into Outcome.Logs), progress(value)
 // (saves the compact JSON of value as Outcome.Partial, the last one wins,
-// bounded by the result budget; what the run reports if it then fails) and
-// the ToolError class that failed calls reject with (from sandbox/js/prelude).
+// bounded by the result budget; what the run reports if it then fails),
+// state.get/set/delete/keys (state kept between runs: each sends one of the
+// sandbox.State* calls to the host, like a tool call; state.go) and the
+// ToolError class that failed calls reject with (from sandbox/js/prelude).
+// Plan reads which tools a program names from its syntax tree, before it
+// runs (plan.go); with Job.SendPlan the engine hands the host that plan,
+// read from the tree it compiles, before the program runs, and returns the
+// host's refusal without running it (sandbox.PlanCall).
 // A host that implements sandbox.LogSink or sandbox.PartialSink gets each log
 // entry and each saved value as it happens.
 // Nothing else: no require, fetch, process, timers, eval or Function

@@ -25,7 +25,7 @@ type Config struct {
 // Engine runs JavaScript programs in fresh goja runtimes, in the calling
 // process. It is safe for concurrent use; each Execute gets its own runtime.
 type Engine struct {
-	cache *lru.Cache[*goja.Program]
+	cache *lru.Cache[*compiled]
 }
 
 var _ sandbox.Executor = (*Engine)(nil)
@@ -36,7 +36,7 @@ func New(cfg Config) *Engine {
 	if size == 0 {
 		size = 256
 	}
-	return &Engine{cache: lru.New[*goja.Program](size, nil)}
+	return &Engine{cache: lru.New[*compiled](size, nil)}
 }
 
 // Execute runs job to completion and reports its outcome. It returns when the
@@ -62,14 +62,21 @@ func (e *Engine) Execute(ctx context.Context, job *sandbox.Job, host sandbox.Hos
 			return out
 		}
 	}
-	prg, serr := e.compile(job.Program.Source)
+	c, serr := e.compile(job.Program.Source)
 	if serr != nil {
 		out.Err = serr
 		return out
 	}
+	prg := c.prog
 
 	ctx, cancel := sandbox.WithWallLimit(ctx, limits.Timeout)
 	defer cancel()
+	if job.SendPlan && c.planOK { // before any guest code runs (sandbox.PlanCall)
+		if err := sandbox.SendPlan(ctx, host, c.plan); err != nil {
+			out.Err = err
+			return out
+		}
+	}
 	r := newRun(ctx, job, limits, host)
 	defer r.close()
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandcall/sandcall/internal/testenv"
 )
 
 // The floor benchmarks run the standard workloads in plain goja, with no
@@ -21,23 +23,6 @@ var tools = {
   get_expenses: async ({ member_id }) => exp[member_id],
 };`
 
-// floorExpenseProgram is the expense workload's program.
-const floorExpenseProgram = `
-const team = await tools.get_team_members({ department: "engineering" });
-const levels = [...new Set(team.map((m) => m.level))];
-const budgetList = await Promise.all(levels.map((level) => tools.get_budget_by_level({ level })));
-const budgets = {};
-levels.forEach((l, i) => { budgets[l] = budgetList[i]; });
-const expenses = await Promise.all(team.map((m) => tools.get_expenses({ member_id: m.id, quarter: "Q3" })));
-const over = [];
-team.forEach((m, i) => {
-  let travel = 0;
-  for (const e of expenses[i]) if (e.category === "travel") travel += e.amount;
-  const limit = budgets[m.level].travel_limit;
-  if (travel > limit) over.push({ id: m.id, over_by: Math.round((travel - limit) * 100) / 100 });
-});
-return over;`
-
 // BenchmarkFloorExpenseData builds the expense data in plain goja.
 func BenchmarkFloorExpenseData(b *testing.B) {
 	setup := goja.MustCompile("setup", floorExpenseSetup, false)
@@ -52,7 +37,7 @@ func BenchmarkFloorExpenseData(b *testing.B) {
 // the program alone costs the difference with BenchmarkFloorExpenseData.
 func BenchmarkFloorExpense(b *testing.B) {
 	setup := goja.MustCompile("setup", floorExpenseSetup, false)
-	prog := goja.MustCompile("prog", "(async () => {"+floorExpenseProgram+"\n})()", false)
+	prog := goja.MustCompile("prog", "(async () => {"+testenv.Workload(b, "expense/program.js")+"\n})()", false)
 	for b.Loop() {
 		r := goja.New()
 		if _, err := r.RunProgram(setup); err != nil {
@@ -68,17 +53,8 @@ func BenchmarkFloorExpense(b *testing.B) {
 // BenchmarkFloorFanout runs the 1,000-call fan-out in plain goja with a JS
 // async ping.
 func BenchmarkFloorFanout(b *testing.B) {
-	prog := goja.MustCompile("prog", `var tools = { ping: async ({ n }) => n + 1 };
-(async () => {
-let total = 0;
-for (let b = 0; b < 20; b++) {
-  const batch = [];
-  for (let i = 0; i < 50; i++) batch.push(tools.ping({ n: b * 50 + i }));
-  const rs = await Promise.all(batch);
-  for (const r of rs) total += r;
-}
-return total;
-})()`, false)
+	prog := goja.MustCompile("prog", "var tools = { ping: async ({ n }) => n + 1 };\n(async () => {\n"+
+		testenv.Workload(b, "demo/fanout.js")+"\n})()", false)
 	for b.Loop() {
 		v, err := goja.New().RunProgram(prog)
 		if err != nil || v.Export().(*goja.Promise).Result().ToInteger() != 500500 {

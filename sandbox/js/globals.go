@@ -127,6 +127,7 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 	define(global, "tools", r.toolsObject())
 	define(global, "console", r.consoleObject())
 	define(global, "progress", r.progressFunction())
+	define(global, "state", r.stateObject()) // state.go
 	inputV := goja.Null()
 	if len(input) > 0 {
 		v, berr := r.buildValue(input)
@@ -136,6 +137,9 @@ func (r *run) setup(input json.RawMessage) *sandbox.Error {
 		inputV = v
 	}
 	define(global, "input", inputV)
+	// A program that is a tool (tools/programs) reads its arguments as
+	// args: the same value.
+	define(global, "args", inputV)
 
 	r.guardJSON()
 	r.guardRegexp()

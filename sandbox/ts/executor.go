@@ -78,6 +78,17 @@ func (e *Executor) Execute(ctx context.Context, job *sandbox.Job, host sandbox.H
 	j := *job
 	j.Program.Language = sandbox.JavaScript
 	j.Program.Source = out.JS
+	if job.SendPlan {
+		// The plan with the TypeScript's lines, here where the program is
+		// transpiled (the worker, in the process tier); not again by the
+		// JavaScript engine.
+		if pl, ok := out.plan(src); ok {
+			if err := sandbox.SendPlan(ctx, host, pl); err != nil {
+				return &sandbox.Outcome{Err: err}
+			}
+		}
+		j.SendPlan = false
+	}
 	// The limit applied to the TypeScript; the JavaScript is that program.
 	j.Limits.MaxSourceBytes = max(j.Limits.MaxSourceBytes, len(out.JS))
 	if j.Limits.Timeout > 0 {

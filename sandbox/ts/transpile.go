@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/sandcall/sandcall/sandbox"
+	"github.com/sandcall/sandcall/sandbox/js"
 )
 
 // The program is handed to esbuild wrapped in an async arrow function, so
@@ -44,6 +46,43 @@ type Output struct {
 	code     string // esbuild's whole output: helpers, wrapper and body
 	start    int    // offset of the body in code
 	mappings string // the source map's mappings, from code to the wrapped program
+
+	planOnce sync.Once // the plan, read once per Output (a cached one too)
+	pl       sandbox.Plan
+	planOK   bool
+}
+
+// Plan reads the plan of the TypeScript program src (sandbox/js's Plan of
+// its JavaScript, lines mapped back to src). It transpiles src: callers
+// apply the source limit first, and keep in mind esbuild's running time
+// (package doc) — a server plans only programs its operator trusts.
+func Plan(src string) (sandbox.Plan, *sandbox.Error) {
+	out, err := Transpile(src)
+	if err != nil {
+		return sandbox.Plan{}, err
+	}
+	pl, ok := out.plan(src)
+	if !ok {
+		return sandbox.Plan{}, sandbox.Errorf(sandbox.EInternal, "", "the program's plan could not be read")
+	}
+	return pl, nil
+}
+
+// plan returns the plan of the program o was transpiled from (src): its
+// JavaScript's, with each line mapped back to src. ok is false when it
+// could not be read.
+func (o *Output) plan(src string) (sandbox.Plan, bool) {
+	o.planOnce.Do(func() {
+		pl, cols, err := js.PlanColumns(o.JS)
+		if err != nil {
+			return
+		}
+		for i := range pl.Tools {
+			pl.Tools[i].Line, _ = o.Pos(src, pl.Tools[i].Line, cols[i])
+		}
+		o.pl, o.planOK = pl, true
+	})
+	return o.pl, o.planOK
 }
 
 // size approximates the memory an Output holds, for the cache.

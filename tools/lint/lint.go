@@ -101,6 +101,21 @@ var Rules = []Rule{
 	{"output-budget", Warning, "Set Tool.OutputBudget to the bytes a result may reasonably take, so one call cannot flood a program or the model."},
 	{"effects", Warning, "Declare the tool's effects: Effects{ReadOnly, Destructive, Idempotent}, or Effects{Declared: true} for a write that is neither."},
 	{"effects-conflict", Error, "A tool cannot be both read-only and destructive: fix Effects."},
+	// Rules of an OpenAPI spec (package openapi reports them, at the
+	// spec's file:line): what in an operation makes a poor tool.
+	{"openapi-operation-id", Warning, "Give the operation an operationId: the tool is named after it (without one, after the method and path, which change when the path does)."},
+	{"openapi-description", Warning, "Give the operation a summary and a description: they become the tool's description, which a model reads to choose it."},
+	{"openapi-body-type", Warning, "Describe the request body with a typed schema (an object with typed properties), so a model knows what to send."},
+	{"openapi-ref", Warning, "Keep every $ref inside the spec (#/components/...): references to other files or URLs are not followed, and the schema then accepts anything."},
+	{"openapi-pattern", Warning, "Write patterns that Go's RE2 syntax compiles (no lookaround, no backreferences); others are not checked."},
+}
+
+// NewFinding returns a finding of the rule id (one of Rules) about tool,
+// with the rule's level and hint. Sources that check more than a tool's
+// definition (package openapi, for a spec) report with it.
+func NewFinding(tool, id, pos, message string) Finding {
+	r := rule(id)
+	return Finding{Tool: tool, Rule: id, Level: r.Level, Message: message, Hint: r.Hint, Pos: pos}
 }
 
 // rule returns the rule with id; it panics on an unknown id (a bug here).

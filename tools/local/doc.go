@@ -36,6 +36,21 @@
 // policy. Local tools claim no effects (zero Effects: not read-only, not
 // idempotent), so the broker never retries them.
 //
+// # Trust
+//
+// A project's scripts run only when Config.Trust allows them, by path and
+// by the SHA-256 of their content, asked when the directory is read and
+// again before every call: a script rewritten after it was trusted (even
+// to the same size, its modification time put back) does not run, and the
+// call says what changed (UntrustedHint names the way out). The watcher's
+// stamp adds the inode and change time. Set.Unavailable says why a refused
+// script is not a tool; Set.Pending reads the directory at once for a name
+// it has not seen yet, so an edit takes effect on the next call. Scripts
+// are read bounded (MaxScriptBytes), regular files only, and, with
+// Config.Contain, never through a link leaving the project. A script that
+// fails on an unset variable gets a hint naming --env and env_passthrough
+// (unsetvar.txt).
+//
 // # Limits
 //
 // Each call runs in its own process group, which is killed (SIGKILL) when

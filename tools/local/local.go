@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // DefaultDir is where a project keeps its scripts, relative to its root.
@@ -61,15 +62,28 @@ type Config struct {
 	Report func(Finding)
 	// Logger receives reload logs. If nil, nothing is logged.
 	Logger *slog.Logger
-	// Trusted, if set, decides whether the script at path may become a
-	// tool (a project's scripts run only once a person trusted them); a
-	// refused one is skipped, with UntrustedReason. A changed file is
-	// checked again when it is reloaded. If nil, every script may.
-	Trusted func(path string) bool
+	// Trust, if set, decides whether the script at path (absolute), whose
+	// content has the SHA-256 sum (hex), may run: nil if it may, else why
+	// not, in a sentence naming what changed ("the script … changed since
+	// it was trusted"). It is asked when the directory is read and again
+	// before every call, with the content as it is then: a script
+	// rewritten after it was trusted, even to the same size with its
+	// modification time put back, does not run. A refused script is not a
+	// tool, and a call to its name gets the refusal (Set.Unavailable). If
+	// nil, every script may run.
+	Trust func(path, sum string) error
+	// Contain, if set, is a directory no script may lead out of: a script
+	// that is a link to a file outside it is skipped. Set it to the
+	// project root for the project's own tools directory.
+	Contain string
 }
 
-// UntrustedReason is the Finding.Reason of a script Config.Trusted refused.
-const UntrustedReason = "not trusted: review it, then run 'sandcall servers trust' (or pass --trust-project)"
+// MaxScriptBytes caps a script read (to hash it and parse its header).
+const MaxScriptBytes = 4 << 20
+
+// UntrustedHint is the hint of a call to a script Config.Trust refused.
+const UntrustedHint = "A person reviews the script, then runs 'sandcall servers trust' in the project " +
+	"('sandcall servers trust --follow-scripts' trusts its scripts as they change); until then, tell the user."
 
 // Finding says what became of one candidate file.
 type Finding struct {
@@ -95,17 +109,22 @@ func (f Finding) String() string {
 
 var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
-// stamp identifies a file's version for reloads.
+// stamp identifies a file's version for reloads: with its inode and
+// change time (stamp_unix.go), which no one can set back, a rewrite is
+// seen even when it keeps the size and puts the modification time back.
 type stamp struct {
 	size  int64
 	mtime time.Time
 	mode  os.FileMode
+	ino   uint64
+	ctime int64
 }
 
 type entry struct {
-	stamp stamp
-	tool  *tools.Tool // nil when skipped
-	find  Finding
+	stamp   stamp
+	tool    *tools.Tool // nil when skipped
+	find    Finding
+	refused string // why Config.Trust refused it, if it did
 }
 
 // Set is the tools made from one directory's scripts. It is safe for
@@ -113,6 +132,7 @@ type entry struct {
 type Set struct {
 	cfg Config
 
+	reload  sync.Mutex // one Reload at a time (the watcher, Pending)
 	mu      sync.Mutex
 	entries map[string]entry       // by file name
 	added   map[string]*tools.Tool // the tools this Set put in cat, by name
@@ -159,6 +179,42 @@ func (s *Set) Tools() []*tools.Tool {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Unavailable says why the script that would be the tool name is not one
+// because Config.Trust refused it (a new script, or one changed since it
+// was trusted), if that is why.
+func (s *Set) Unavailable(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		if e.refused != "" && e.find.Tool == name {
+			return e.refused, true
+		}
+	}
+	return "", false
+}
+
+// Pending reads the directory again when name is the name of a script
+// file not yet read (created since the last poll) or one refused by
+// Config.Trust (trust may have been given since), and reports whether it
+// did: the caller then looks the name up again. So an edit takes effect on
+// the next call, not the next poll.
+func (s *Set) Pending(name string) bool {
+	if !toolNameRE().MatchString(name) {
+		return false
+	}
+	s.mu.Lock()
+	e, known := s.entries[name]
+	s.mu.Unlock()
+	if known && e.refused == "" {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(s.cfg.Dir, name)); err != nil {
+		return false
+	}
+	s.Reload()
+	return true
 }
 
 func (s *Set) findings() []Finding {
@@ -234,6 +290,8 @@ func (s *Set) Watch(ctx context.Context, interval time.Duration) {
 
 // Reload re-reads the directory once and applies what changed (see Watch).
 func (s *Set) Reload() {
+	s.reload.Lock()
+	defer s.reload.Unlock()
 	s.mu.Lock()
 	old := s.entries
 	s.mu.Unlock()
@@ -242,7 +300,7 @@ func (s *Set) Reload() {
 	s.mu.Lock()
 	for name, e := range old {
 		n, ok := next[name]
-		if ok && n.stamp == e.stamp {
+		if ok && same(n, e) {
 			continue
 		}
 		if e.tool != nil && s.added[e.tool.Name] == e.tool && s.cat != nil {
@@ -255,7 +313,7 @@ func (s *Set) Reload() {
 	}
 	for _, name := range sortedKeys(next) {
 		n := next[name]
-		if e, ok := old[name]; ok && e.stamp == n.stamp {
+		if e, ok := old[name]; ok && same(n, e) {
 			continue
 		}
 		if f := s.add(n); f != nil {
@@ -269,6 +327,12 @@ func (s *Set) Reload() {
 	for _, f := range report {
 		s.report(f)
 	}
+}
+
+// same reports whether a re-read entry is the one read before: the same
+// file version, the same tool (or refusal).
+func same(a, b entry) bool {
+	return a.stamp == b.stamp && a.tool == b.tool && a.refused == b.refused
 }
 
 func (s *Set) report(f Finding) {
@@ -297,83 +361,89 @@ func (s *Set) scan(old map[string]entry) map[string]entry {
 			continue
 		}
 		fi, err := os.Stat(filepath.Join(s.cfg.Dir, name)) // follows links
-		if err != nil || !fi.Mode().IsRegular() {
+		if err != nil || fi.IsDir() {
 			continue
 		}
-		st := stamp{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
-		if e, ok := old[name]; ok && e.stamp == st {
+		if !fi.Mode().IsRegular() { // a device, FIFO or socket: never opened
+			out[name] = entry{stamp: stampOf(fi), find: Finding{File: name, Error: true,
+				Reason: "not a regular file (a device, FIFO or socket): not read"}}
+			continue
+		}
+		st := stampOf(fi)
+		// A refused script is asked about again: trust given meanwhile
+		// (`sandcall servers trust`) makes it a tool without an edit.
+		if e, ok := old[name]; ok && e.stamp == st && e.refused == "" {
 			out[name] = e
 			continue
 		}
-		t, f := s.build(name, fi.Mode())
-		out[name] = entry{stamp: st, tool: t, find: f}
+		t, f, refused := s.build(name, fi.Mode())
+		out[name] = entry{stamp: st, tool: t, find: f, refused: refused}
 	}
 	return out
 }
 
-// build makes the tool of one file.
-func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
-	f := Finding{File: file, Error: true}
+// build makes the tool of one file; refused is why Config.Trust refused
+// it, if it did.
+func (s *Set) build(file string, mode os.FileMode) (_ *tools.Tool, f Finding, refused string) {
+	f = Finding{File: file, Error: true}
 	switch {
 	case strings.Contains(file, "."):
 		f.Reason = "a dot in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (drop the extension; the #! line picks the interpreter)"
-		return nil, f
+		return nil, f, ""
 	case strings.Contains(file, "-") && toolNameRE().MatchString(strings.ReplaceAll(file, "-", "_")):
 		fixed := strings.ReplaceAll(file, "-", "_")
 		f.Reason = fmt.Sprintf("a hyphen in the name: tool names are [A-Za-z_][A-Za-z0-9_]* (rename it to %s)", fixed)
-		return nil, f
+		return nil, f, ""
 	case !toolNameRE().MatchString(file):
 		f.Reason = "the name is not a tool name: want [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
-		return nil, f
+		return nil, f, ""
 	}
 	f.Tool = file
 	if s.cfg.Reserved != nil {
 		if why := s.cfg.Reserved(file); why != "" {
 			f.Reason = "collision: " + why
-			return nil, f
+			return nil, f, ""
 		}
 	}
 	if mode&0o111 == 0 {
 		f.Reason = "not executable (chmod +x it)"
-		return nil, f
+		return nil, f, ""
 	}
 	path := filepath.Join(s.cfg.Dir, file)
-	if s.cfg.Trusted != nil && !s.cfg.Trusted(path) {
-		f.Reason = UntrustedReason
-		return nil, f
-	}
-	fh, err := os.Open(path)
+	content, err := projfile.Read(path, MaxScriptBytes, s.cfg.Contain)
 	if err != nil {
-		f.Reason = "cannot be read"
-		return nil, f
+		f.Reason = readReason(err)
+		return nil, f, ""
 	}
-	src, err := io.ReadAll(io.LimitReader(fh, MaxHeaderBytes))
-	_ = fh.Close()
-	if err != nil {
-		f.Reason = "cannot be read"
-		return nil, f
+	sum := projfile.Sum(content)
+	if s.cfg.Trust != nil {
+		if err := s.cfg.Trust(path, sum); err != nil {
+			f.Reason = err.Error()
+			return nil, f, err.Error()
+		}
 	}
+	src := content[:min(len(content), MaxHeaderBytes)]
 	switch {
 	case !bytes.HasPrefix(src, []byte("#!")):
 		f.Reason = "no #! line: the system cannot run it (start it with #!/bin/sh, #!/usr/bin/env python3, …)"
-		return nil, f
+		return nil, f, ""
 	case bytes.Contains(firstLine(src), []byte("\r")):
 		f.Reason = "CRLF line endings: the #! line names an interpreter ending in \\r, which does not exist (convert with dos2unix or sed -i 's/\\r$//')"
 		f.Line = 1
-		return nil, f
+		return nil, f, ""
 	}
 	h, err := ParseHeader(src)
 	if err != nil {
 		he := err.(*HeaderError)
 		f.Reason, f.Line = he.Msg, he.Line
-		return nil, f
+		return nil, f, ""
 	}
 	schema, err := tools.ParseSchema(schemaJSON(h.Params))
 	if err != nil {
 		f.Reason = "internal: " + err.Error()
-		return nil, f
+		return nil, f, ""
 	}
-	sc := &script{name: file, path: path, params: h.Params, cfg: &s.cfg}
+	sc := &script{name: file, path: path, params: h.Params, cfg: &s.cfg, sum: sum}
 	f.Error = false
 	return &tools.Tool{
 		Name:        file,
@@ -383,7 +453,7 @@ func (s *Set) build(file string, mode os.FileMode) (*tools.Tool, Finding) {
 		Source:      "local",
 		Pos:         fmt.Sprintf("%s:%d", path, h.Line),
 		Handler:     sc.call,
-	}, f
+	}, f, ""
 }
 
 // schemaJSON is the closed object schema of params, in header order.
@@ -445,4 +515,17 @@ func quoteName(name string) string {
 		}
 	}
 	return name
+}
+
+// readReason is the Finding.Reason of a script that could not be read.
+func readReason(err error) string {
+	switch {
+	case errors.Is(err, projfile.ErrOutside):
+		return "a link leading outside the project: not read"
+	case errors.Is(err, projfile.ErrTooLarge):
+		return fmt.Sprintf("larger than %d bytes: not read", MaxScriptBytes)
+	case errors.Is(err, projfile.ErrNotRegular):
+		return "not a regular file: not read"
+	}
+	return "cannot be read"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandcall/sandcall/sandbox"
 	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // envAllow lists the only variables of the server's environment a script
@@ -30,6 +31,7 @@ type script struct {
 	path   string // absolute
 	params []Param
 	cfg    *Config
+	sum    string // the SHA-256 of the content the tool was made from
 }
 
 // call runs the script once: args (validated, a JSON object) on stdin and
@@ -39,6 +41,9 @@ func (s *script) call(ctx context.Context, args json.RawMessage) (json.RawMessag
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
+	}
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	env, err := s.environ(args)
 	if err != nil {
@@ -95,15 +100,33 @@ func (s *script) call(ctx context.Context, args json.RawMessage) (json.RawMessag
 		if code < 0 {
 			msg = "the script was killed by a signal"
 		}
-		if e := strings.TrimSpace(stderr.text()); e != "" {
+		e := strings.TrimSpace(stderr.text())
+		if e != "" {
 			msg += ": " + e
 		}
-		return nil, tools.Failed(msg, "")
+		return nil, tools.Failed(msg, unsetVarHint(e, s.cfg.Env))
 	}
 	if werr != nil && !errors.Is(werr, exec.ErrWaitDelay) {
 		return nil, tools.Failed("the script failed: "+werr.Error(), "")
 	}
 	return result(stdout.buf.Bytes(), stderr.text()), nil
+}
+
+// check reads the script as it is now and asks Config.Trust about its
+// content: a script changed since it was trusted is refused, however its
+// size and times look.
+func (s *script) check() error {
+	if s.cfg.Trust == nil {
+		return nil
+	}
+	content, err := projfile.Read(s.path, MaxScriptBytes, s.cfg.Contain)
+	if err != nil {
+		return tools.Failed("the script cannot be read: "+readReason(err), "Tell the user; the script's file needs fixing.")
+	}
+	if err := s.cfg.Trust(s.path, projfile.Sum(content)); err != nil {
+		return tools.ToolError(sandbox.EToolDenied, err.Error(), UntrustedHint)
+	}
+	return nil
 }
 
 // result shapes a successful call's output: stdout as JSON when it is

@@ -228,20 +228,20 @@ func TestWhatRequestsImply(t *testing.T) {
 		if ranked := c5.Ranked(q); len(ranked) == 0 || ranked[0].Tool.Name != want {
 			t.Errorf("rank(%q) = %v, want %s first (digging through is searching)", q, names(ranked), want)
 		}
-		if hits, _ := c5.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(c5.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v: the gate now lets it through; move it back to the found cases", q, names(hits))
 		}
 	}
-	if hits, _ := c2.Search("Mark Grafana incident 88 as resolved, the fix is out.", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(c2.Search(bg, "Mark Grafana incident 88 as resolved, the fix is out.", 3, nil)); len(hits) != 0 {
 		t.Errorf("mark a Grafana incident resolved: %v, want nothing (mark is an action, and no Grafana tool updates an incident)", names(hits))
 	}
 	for _, q := range []string{"post message to slack channel", "google calendar create event", "list auth0 users"} {
-		if hits, _ := c4.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(c4.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v, want nothing (a service typed in lower case; a listing no tool of the named server does)", q, names(hits))
 		}
 	}
 	// A version in a range of commits marks no tag.
-	if hits, _ := c3.Search("Run git bisect between v1.2 and HEAD to find the bad commit.", 3, nil); found(hits, "git_tag") {
+	if hits, _ := hitsOf(c3.Search(bg, "Run git bisect between v1.2 and HEAD to find the bad commit.", 3, nil)); found(hits, "git_tag") {
 		t.Errorf("git bisect between versions: %v, want no git_tag among the first three", names(hits))
 	}
 	// What a request implies does not make a near miss an answer.
@@ -251,7 +251,7 @@ func TestWhatRequestsImply(t *testing.T) {
 	}{
 		{c3, "Email invoice INV-0042 to the customer from Xero.", "emailing one is sending it, which no Xero tool does"},
 	} {
-		if hits, _ := c.ix.Search(c.q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(c.ix.Search(bg, c.q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v, want nothing (%s)", c.q, names(hits), c.why)
 		}
 	}
@@ -270,10 +270,10 @@ func TestSourceSpelling(t *testing.T) {
 		mk("getMeasures", "Returns the measures of a component."),
 		mk("addCommentToIssue", "Adds text to a finding."),
 	})
-	if hits, _ := ix.Search("mark issue as false positive", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "scan_markissuefalsepositive" {
+	if hits, _ := hitsOf(ix.Search(bg, "mark issue as false positive", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_markissuefalsepositive" {
 		t.Errorf("mark issue as false positive: %v, want scan_markissuefalsepositive first", names(hits))
 	}
-	if hits, _ := ix.Search("add a comment to issue AX-3", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "scan_addcommenttoissue" {
+	if hits, _ := hitsOf(ix.Search(bg, "add a comment to issue AX-3", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "scan_addcommenttoissue" {
 		t.Errorf("add a comment to an issue: %v, want scan_addcommenttoissue first", names(hits))
 	}
 }

@@ -1,5 +1,7 @@
 package search
 
+import "context"
+
 // Hooks for the external tests (compiled only with them).
 
 // Typos returns the catalog's words one edit from w (see typos).
@@ -7,13 +9,13 @@ func (ix *Index) Typos(w string) []string { return ix.typos(w) }
 
 // GateFeatures ranks query as Search does and returns the model's
 // features of it (nil when no gate decides: no hit, or a tool named
-// exactly) and the hits the gate would let through.
+// exactly) and the five best tools.
 func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
-	hits, _, x, _, weighed := ix.rank(query, 3, nil, true)
-	if !weighed {
-		return nil, hits
+	r := ix.rank(context.Background(), query, 5, nil, true)
+	if !r.weighed {
+		return nil, r.hits
 	}
-	return x[:], hits
+	return r.x[:], r.hits
 }
 
 // Ranked returns the ranking of query before the gate decides.
@@ -22,9 +24,9 @@ func (ix *Index) Ranked(query string) []Hit { return ix.RankedN(query, 3) }
 // GateModel is the gate's model as gateweights.go holds it.
 func GateModel() (weight []float64, bias float64) { return gateWeight[:], gateBias }
 
-// ModelDecides reports whether the model, not the checks alone, decides a
-// query of features x (in a catalog of at least gateMinTools).
-func ModelDecides(x []float64) bool { return x[gGroups] > shortQuery }
+// GateThreshold is the least probability of the model at which an
+// answer is confident.
+const GateThreshold = gateThreshold
 
 // ChecksPass reports whether none of the five checks fails for x.
 func ChecksPass(x []float64) bool {
@@ -33,6 +35,5 @@ func ChecksPass(x []float64) bool {
 
 // RankedN returns the n best tools for query before the gate decides.
 func (ix *Index) RankedN(query string, n int) []Hit {
-	hits, _, _, _, _ := ix.rank(query, n, nil, true)
-	return hits
+	return ix.rank(context.Background(), query, n, nil, true).hits
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -39,8 +38,11 @@ var gateHeldOut = []string{
 type gateQuery struct {
 	cat, kind string // its catalog; model, request or nomatch
 	x         []float64
-	hits      []search.Hit // the three best tools, before the gate
-	right     bool         // a tool it wants is among them
+	// rank is where the first tool it wants is among the five best,
+	// before the confidence decision (-1: not there); right: among the
+	// three best.
+	rank  int
+	right bool
 }
 
 var (
@@ -62,14 +64,8 @@ func rankGateQueries(t testing.TB) []gateQuery {
 	var out []gateQuery
 	for _, dir := range gateCatalogs {
 		ix := search.New(loadCatalogDir(t, dir))
-		files, err := filepath.Glob(dir + "/*.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			b := strings.TrimSuffix(filepath.Base(f), ".json")
-			if !(strings.HasPrefix(b, "blind") || b == "queries" || b == "heldout") || slices.Contains(gateHeldOut, b) {
+		for _, f := range querySets(t, dir) {
+			if slices.Contains(gateHeldOut, strings.TrimSuffix(filepath.Base(f), ".json")) {
 				continue
 			}
 			qs := loadQueryFile(t, f)
@@ -79,7 +75,8 @@ func rankGateQueries(t testing.TB) []gateQuery {
 			}{{"model", qs.Model}, {"request", qs.Request}, {"nomatch", qs.Nomatch}} {
 				for _, q := range sec.qs {
 					x, hits := ix.GateFeatures(q.Q)
-					out = append(out, gateQuery{cat: dir, kind: sec.kind, x: x, hits: hits, right: wanted(hits, q.Want)})
+					rank := slices.IndexFunc(hits, func(h search.Hit) bool { return slices.Contains(q.Want, h.Tool.Name) })
+					out = append(out, gateQuery{cat: dir, kind: sec.kind, x: x, rank: rank, right: rank >= 0 && rank < 3})
 				}
 			}
 		}
@@ -257,17 +254,19 @@ func TestGateWeights(t *testing.T) {
 }
 
 // TestGateLeftOut fits the model on four catalogs' sets and tries it on
-// the fifth's, each in turn (the catalog the hidden benchmark judges on is
-// none of them): beside the checks alone, it must keep model-style queries
-// and whole requests and return nothing for more no-match requests. (The
-// checks' fallback on a family's tools is left out of both.)
+// the fifth's, each in turn (the catalogs the hidden benchmark judges on
+// are none of them): at gateThreshold, at least 90% of no-match requests
+// must be answered not confident, and at least 87% of whole requests must
+// keep a right tool in their first five (among the first three whatever
+// the decision, the fourth and fifth only when confident; 88.3% when the
+// threshold was chosen, 88.9% at the old 0.4). It logs how often
+// answerable queries are answered confidently.
 func TestGateLeftOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ranks every query of the real catalogs")
 	}
 	qs := gateQueries(t)
-	var gate, checks, total [3]int // model, request, nomatch
-	kinds := []string{"model", "request", "nomatch"}
+	var nomatch, nomatchN, req5, checks5, reqN, sure, answerable int
 	for _, cat := range gateCatalogs {
 		var fit []gateQuery
 		for _, q := range qs {
@@ -277,36 +276,33 @@ func TestGateLeftOut(t *testing.T) {
 		}
 		weight, bias := fitGate(fit)
 		for _, q := range qs {
-			if q.cat != cat {
+			if q.cat != cat || q.x == nil {
 				continue
 			}
-			k := slices.Index(kinds, q.kind)
-			total[k]++
-			passGate, passChecks := len(q.hits) > 0, len(q.hits) > 0
-			if q.x != nil {
-				passChecks = search.ChecksPass(q.x)
-				passGate = passChecks
-				if search.ModelDecides(q.x) {
-					z := bias
-					for j, v := range q.x {
-						z += weight[j] * v
-					}
-					passGate = 1/(1+math.Exp(-z)) >= 0.4
-				}
+			z := bias
+			for j, v := range q.x {
+				z += weight[j] * v
 			}
-			for _, c := range []struct {
-				n    *[3]int
-				pass bool
-			}{{&gate, passGate}, {&checks, passChecks}} {
-				if q.kind == "nomatch" && !c.pass || q.kind != "nomatch" && c.pass && q.right {
-					c.n[k]++
-				}
+			conf := 1/(1+math.Exp(-z)) >= search.GateThreshold
+			switch q.kind {
+			case "nomatch":
+				nomatchN++
+				nomatch += b2i(!conf)
+			case "request":
+				reqN++
+				req5 += b2i(q.right || q.rank >= 0 && conf)
+				checks5 += b2i(q.right || q.rank >= 0 && search.ChecksPass(q.x))
+			}
+			if q.kind != "nomatch" {
+				answerable++
+				sure += b2i(conf)
 			}
 		}
 	}
-	t.Logf("left out in turn, model / requests / no-match empty: gate %d / %d / %d, checks alone %d / %d / %d, of %d / %d / %d",
-		gate[0], gate[1], gate[2], checks[0], checks[1], checks[2], total[0], total[1], total[2])
-	if gate[0] < checks[0] || gate[1] < checks[1] || gate[2] < checks[2]+total[2]/50 {
-		t.Errorf("the model, left out in turn, does not beat the checks alone: %v against %v (no-match must gain 2%%)", gate, checks)
+	t.Logf("left out in turn: no-match not confident %d/%d (%.1f%%), requests top-5 %d/%d (%.1f%%; checks alone %d), answerable confident %d/%d (%.1f%%)",
+		nomatch, nomatchN, pct(nomatch, nomatchN), req5, reqN, pct(req5, reqN), checks5, sure, answerable, pct(sure, answerable))
+	if pct(nomatch, nomatchN) < 90 || pct(req5, reqN) < 87 {
+		t.Errorf("left out in turn, the model answers %.1f%% of no-match requests not confident (want 90%%) and keeps %.1f%% of requests' tools in the first five (want 87%%)",
+			pct(nomatch, nomatchN), pct(req5, reqN))
 	}
 }

@@ -30,7 +30,7 @@ func TestTermsRequests(t *testing.T) {
 		"cross off groceries":   {"complet", "grocery"},
 		"check off":             {"complet"},
 		"check the logs":        {"check", "log"},
-		"sign off on the MR":    {"approv", "merge", "request"},
+		"sign off on the MR":    {"approv", "merg", "request"},
 	}
 	for in, want := range cases {
 		if got := search.Terms(in); !reflect.DeepEqual(got, want) {
@@ -46,7 +46,7 @@ func TestBrandWhole(t *testing.T) {
 		{Name: "hubspot_search_contacts", Source: "hubspot", Description: "Search the contacts of the CRM."},
 		{Name: "maps_find_spot", Source: "maps", Description: "Find a spot near a transit hub."},
 	})
-	hits, _ := ix.Search("HubSpot", 1, nil)
+	hits, _ := hitsOf(ix.Search(bg, "HubSpot", 1, nil))
 	if len(hits) == 0 || hits[0].Tool.Name != "hubspot_search_contacts" {
 		t.Errorf("HubSpot: %v, want hubspot_search_contacts", hits)
 	}
@@ -55,7 +55,7 @@ func TestBrandWhole(t *testing.T) {
 		{Name: "mongodb_list_collections", Source: "mongodb", Description: "List the collections of a database."},
 		{Name: "postgres_list_tables", Source: "postgres", Description: "List the collections of tables of a database."},
 	})
-	if hits, _ := ix.Search("list mongo collections", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "mongodb_list_collections" {
+	if hits, _ := hitsOf(ix.Search(bg, "list mongo collections", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "mongodb_list_collections" {
 		t.Errorf("mongo: %v, want mongodb_list_collections", hits)
 	}
 }
@@ -66,7 +66,7 @@ func TestBrandWhole(t *testing.T) {
 func TestFamilyNamed(t *testing.T) {
 	ix := search.New(loadRealCatalog(t))
 	q := "How many users signed up last month? The data is in our Postgres database."
-	hits, _ := ix.Search(q, 3, nil)
+	hits, _ := hitsOf(ix.Search(bg, q, 3, nil))
 	for _, h := range hits {
 		if h.Tool.Name == "postgres_query" {
 			return
@@ -81,11 +81,11 @@ func TestFamilyNamed(t *testing.T) {
 func TestUnknownService(t *testing.T) {
 	ix := search.New(fixtureTools())
 	for _, q := range []string{"create a Jira ticket", "open a ticket in our Zendesk"} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
 		}
 	}
-	if hits, _ := ix.Search("create a ticket", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "repo_create_issue" {
+	if hits, _ := hitsOf(ix.Search(bg, "create a ticket", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "repo_create_issue" {
 		t.Errorf("create a ticket: %v, want repo_create_issue", hits)
 	}
 	// Nor is the name of a folder, a file or a button.
@@ -100,13 +100,13 @@ func TestUnknownService(t *testing.T) {
 		{"read the README file", "fs_read_file"},
 		{"click the Submit button", "browser_click"},
 	} {
-		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
 	// A place an argument names is not a service.
 	ix = search.New(append(fixtureTools(), &tools.Tool{Name: "maps_elevation", Description: "The elevation of a place above sea level."}))
-	if hits, _ := ix.Search("What's the elevation of Denver, Colorado?", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "maps_elevation" {
+	if hits, _ := hitsOf(ix.Search(bg, "What's the elevation of Denver, Colorado?", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "maps_elevation" {
 		t.Errorf("elevation of Denver: %v, want maps_elevation", hits)
 	}
 }
@@ -125,14 +125,14 @@ func TestContextSentence(t *testing.T) {
 		{"I downloaded a lot of files from the web yesterday. What's in my reports folder?", "fs_list_directory"},
 		{"Please leave a comment on the login issue saying we create a new issue for the crash.", "repo_add_comment"},
 	} {
-		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
 	// Words whose lower case is longer or shorter than they are (İ, ẞ,
 	// K) around a clause marker: cut where the marker is.
 	for _, q := range []string{"İİİ İstanbul saying ſ K — ok. Please ẞẞ because İ", "İİİİİİİİ because"} {
-		ix.Search(q, 3, nil)
+		sure(ix.Search(bg, q, 3, nil))
 	}
 }
 
@@ -145,7 +145,7 @@ func TestParticiple(t *testing.T) {
 		{Name: "ci_list_pipelines", Description: "List the pipelines of the project."},
 	})
 	q := "Cancel the pipeline that's currently running"
-	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "ci_stop_pipeline" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "ci_stop_pipeline" {
 		t.Errorf("Search(%q) = %v, want ci_stop_pipeline first", q, hits)
 	}
 }
@@ -156,7 +156,7 @@ func TestTitle(t *testing.T) {
 		{Name: "crawl_map", Title: "Map a website", Description: "Discover the URLs of a site, fast."},
 		{Name: "crawl_scrape", Description: "Scrape one page of a site."},
 	})
-	if hits, _ := ix.Search("map a website", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "crawl_map" {
+	if hits, _ := hitsOf(ix.Search(bg, "map a website", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "crawl_map" {
 		t.Errorf("map a website: %v, want crawl_map", hits)
 	}
 }
@@ -178,7 +178,7 @@ func TestNamedThing(t *testing.T) {
 		{"What's in my Documents folder at the moment?", "fs_list_directory"},
 		{"list the GitLab projects", "gitlab_list_projects"},
 	} {
-		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
@@ -199,7 +199,7 @@ func TestFamilyFallback(t *testing.T) {
 	ts = append(ts, fixtureTools()...)
 	ix := search.New(ts)
 	q := "Who else is on the Kitchen Reno renovation board in Planner?"
-	hits, _ := ix.Search(q, 3, nil)
+	hits, _ := hitsOf(ix.Search(bg, q, 3, nil))
 	if len(hits) == 0 {
 		t.Fatalf("Search(%q) found nothing, want planner_get_… tools", q)
 	}
@@ -209,7 +209,7 @@ func TestFamilyFallback(t *testing.T) {
 		}
 	}
 	q = "Who else is on the Kitchen Reno renovation board?"
-	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+	if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 		t.Errorf("Search(%q) = %s, want nothing", q, hits[0].Tool.Name)
 	}
 }

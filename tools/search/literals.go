@@ -19,7 +19,7 @@ import (
 // query is returned unchanged. It also returns the kinds of the literals it
 // strips (see literalKind). known reports whether the catalog uses a term
 // (nil: whether it does is not asked).
-func stripLiterals(query string, known func(string) bool) (string, []string) {
+func (lx *Lexicon) stripLiterals(query string, known func(string) bool) (string, []string) {
 	var b strings.Builder
 	rs := []rune(query)
 	for i := 0; i < len(rs); i++ {
@@ -34,7 +34,7 @@ func stripLiterals(query string, known func(string) bool) (string, []string) {
 		b.WriteRune(r)
 	}
 	text := b.String()
-	if len(Terms(text)) < 2 {
+	if len(lx.terms(text)) < 2 {
 		text = query
 	}
 	fs := strings.Fields(text)
@@ -46,11 +46,11 @@ func stripLiterals(query string, known func(string) bool) (string, []string) {
 		// A repository's path ("in web/storefront", acme/widgets-api, a
 		// pair the catalog does not both know: acme/widgets) is a value;
 		// a pair of words (free/busy, brands/vendors) is not.
-		repo := repoPath(t) && !slashPairs[t] && (strings.ContainsAny(t, "-_.0123456789") || repoPreps[strings.ToLower(prev)] || known != nil && !bothKnown(t, known))
+		repo := repoPath(t) && !lx.slashPairs[t] && (strings.ContainsAny(t, "-_.0123456789") || lx.repoPreps[strings.ToLower(prev)] || known != nil && !lx.bothKnown(t, known))
 		prev = f
 		if !repo && !isLiteral(t) {
 			out = append(out, f)
-		} else if k := literalKind(f); k != "" && !slices.Contains(kinds, k) {
+		} else if k := lx.literalKind(f); k != "" && !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -127,18 +127,19 @@ func isLiteral(f string) bool {
 // any unknown word, they lower the confidence ("the Slack channel" in a
 // catalog without Slack).
 func (ix *Index) stripNames(query string) string {
+	lx := ix.lx
 	fs := strings.Fields(query)
 	drop := make([]bool, len(fs))
 	any := false
 	for i := 1; i < len(fs); i++ {
-		if !determiners[strings.ToLower(fs[i-1])] {
+		if !lx.determiners[strings.ToLower(fs[i-1])] {
 			continue
 		}
 		j := i
 		for j < len(fs) && j-i < 3 && startsUpper(fs[j]) && strings.TrimRight(fs[j], ".,;:!?") == fs[j] {
 			j++
 		}
-		if j == i || j >= len(fs) || !containers[strings.ToLower(strings.TrimRight(fs[j], ".,;:!?"))] {
+		if j == i || j >= len(fs) || !lx.containers[strings.ToLower(strings.TrimRight(fs[j], ".,;:!?"))] {
 			continue
 		}
 		family := false
@@ -146,7 +147,7 @@ func (ix *Index) stripNames(query string) string {
 			if ix.famDF[stem(strings.ToLower(f))] > 0 { // CircleCI, whole
 				family = true
 			}
-			for _, t := range Terms(f) {
+			for _, t := range lx.terms(f) {
 				if ix.famDF[t] > 0 {
 					family = true
 				}
@@ -156,7 +157,7 @@ func (ix *Index) stripNames(query string) string {
 			continue
 		}
 		for k := i; k < j; k++ {
-			if ts := Terms(fs[k]); len(ts) > 0 && len(ix.post[ts[0]]) > 0 {
+			if ts := lx.terms(fs[k]); len(ts) > 0 && len(ix.post[ts[0]]) > 0 {
 				drop[k] = true
 				any = true
 			}
@@ -179,15 +180,16 @@ func startsUpper(s string) bool {
 	return isUpper(r)
 }
 
-var tlds = toSet(`com org net io dev app ai co edu gov us uk de fr eu info biz me tv sh so xyz cloud tech site`)
+// literalKinds are the kinds of literal values literalKind tells apart.
+var literalKinds = map[string]bool{"url": true, "file": true, "phone": true, "reference": true}
 
 // literalKind returns the kind of a literal query token, as a term: "url"
 // for a URL or a host (docs.example.com/pricing), "file" for a path or a
 // file name, "phone" for an international phone number (+14155550123),
-// "issu" for a tracker's number (#231: an issue, as trackers number
+// "reference" for a tracker's number (#231: an issue, as trackers number
 // them), "" for others (a number, an e-mail address: whom a call is about, not
 // what the tool takes).
-func literalKind(f string) string {
+func (lx *Lexicon) literalKind(f string) string {
 	f = strings.TrimRight(strings.Trim(f, "()<>[]\"'`,;:!?"), ".")
 	switch {
 	case f == "" || strings.IndexByte(f, '@') >= 0: // an address or its domain (@acme.io)
@@ -195,7 +197,7 @@ func literalKind(f string) string {
 	case phoneNumber(f):
 		return "phone"
 	case len(f) > 1 && f[0] == '#' && strings.Trim(f[1:], "0123456789") == "":
-		return "issu"
+		return "reference"
 	case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
 		return "url"
 	case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./") || strings.Count(f, "/") >= 2:
@@ -205,7 +207,7 @@ func literalKind(f string) string {
 	if i := strings.IndexByte(f, '/'); i > 0 {
 		host = f[:i]
 	}
-	if i := strings.LastIndexByte(host, '.'); i > 0 && tlds[strings.ToLower(host[i+1:])] && !strings.Contains(f[len(host):], ".") {
+	if i := strings.LastIndexByte(host, '.'); i > 0 && lx.tlds[strings.ToLower(host[i+1:])] && !strings.Contains(f[len(host):], ".") {
 		return "url"
 	}
 	if i := strings.LastIndexByte(f, '.'); i > 0 && isExtension(f[i+1:]) {
@@ -264,19 +266,11 @@ func repoPath(f string) bool {
 	return true
 }
 
-// repoPreps are the words before which a repository is named ("in
-// acme/widgets", "from web/app").
-var repoPreps = toSet(`in from of to into on for at`)
-
 // bothKnown reports whether both words of a/b are words the catalog uses
 // (free/busy, brands/vendors: a pair of words, not a repository).
-func bothKnown(f string, known func(string) bool) bool {
+func (lx *Lexicon) bothKnown(f string, known func(string) bool) bool {
 	a, b, _ := strings.Cut(f, "/")
-	ta, _ := wordTerm(a)
-	tb, _ := wordTerm(b)
+	ta, _ := lx.wordTerm(a)
+	tb, _ := lx.wordTerm(b)
 	return ta != "" && tb != "" && known(ta) && known(tb)
 }
-
-// slashPairs are pairs of words written with a slash, never a
-// repository.
-var slashPairs = toSet(`and/or lat/long lat/lng lat/lon long/lat lng/lat read/write ci/cd on/off input/output yes/no either/or he/she his/her him/her pros/cons start/end tcp/ip i/o a/b free/busy`)

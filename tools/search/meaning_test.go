@@ -70,7 +70,7 @@ type foundCase struct{ q, want, why string }
 func expectFound(t *testing.T, ix *search.Index, cases []foundCase) {
 	t.Helper()
 	for _, c := range cases {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
 		}
 	}
@@ -124,7 +124,7 @@ func TestRequestsInOtherWords(t *testing.T) {
 func TestAddToAThing(t *testing.T) {
 	ix := search.New(meaningTools())
 	q := "Add a CPU usage panel to the Dash dashboard abc123 and save it."
-	if hits, _ := ix.Search(q, 5, nil); !found(hits, "dash_update_dashboard") {
+	if hits, _ := hitsOf(ix.Search(bg, q, 5, nil)); !found(hits, "dash_update_dashboard") {
 		t.Errorf("Search(%q) = %v, want dash_update_dashboard", q, names(hits))
 	}
 }
@@ -135,10 +135,10 @@ func TestAddToAThing(t *testing.T) {
 func TestNewIsNoAction(t *testing.T) {
 	ix := search.New(meaningTools())
 	q := "Duplicate the 'Onboarding Template' project in Work for the new hire cohort."
-	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+	if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 		t.Errorf("Search(%q) = %v, want nothing", q, names(hits))
 	}
-	if hits, _ := ix.Search("new project in work", 3, nil); !found(hits, "work_create_project") {
+	if hits, _ := hitsOf(ix.Search(bg, "new project in work", 3, nil)); !found(hits, "work_create_project") {
 		t.Errorf("new project in work = %v, want work_create_project", names(hits))
 	}
 }
@@ -181,7 +181,7 @@ func TestRealRequestsInOtherWords(t *testing.T) {
 		{ix1, "Set verified=true on every account document in Mongo where the email ends with @acme.io.", "mongodb_update_many",
 			"an assignment is a value"},
 	} {
-		if hits, _ := c.ix.Search(c.q, 3, nil); !found(hits, c.want) {
+		if hits, _ := hitsOf(c.ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three (%s)", c.q, names(hits), c.want, c.why)
 		}
 	}
@@ -219,11 +219,11 @@ func TestEleventhRound(t *testing.T) {
 		{"Archive my Tasks project 'Spring 2023', don't delete it, just archive it.", "a verb after a negation is what not to do"},
 		{"ban user 4421 from the chat server", "an imperative whose verb no tool says, nor a synonym or a related word"},
 	} {
-		if hits, _ := ix.Search(c.q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, c.q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v, want nothing (%s)", c.q, names(hits), c.why)
 		}
 	}
-	if hits, _ := search.New(loadCatalogDir(t, "testdata/realcatalog2")).Search("Silence the DiskFull alert in Grafana for the next two hours.", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(search.New(loadCatalogDir(t, "testdata/realcatalog2")).Search(bg, "Silence the DiskFull alert in Grafana for the next two hours.", 3, nil)); len(hits) != 0 {
 		t.Errorf("silence the alert: %v, want nothing (an imperative whose verb no tool says)", names(hits))
 	}
 	// On the third real catalog.
@@ -250,11 +250,11 @@ func TestEleventhRound(t *testing.T) {
 		{Name: "browser_click", Description: "Click an element on the page.", Source: "browser"},
 		{Name: "browser_type", Description: "Type text into an input on the page.", Source: "browser"},
 	})
-	if hits, _ := web.Search("Go to YouTube and search for lo-fi beats", 3, nil); !found(hits, "browser_navigate") {
+	if hits, _ := hitsOf(web.Search(bg, "Go to YouTube and search for lo-fi beats", 3, nil)); !found(hits, "browser_navigate") {
 		t.Errorf("go to YouTube: %v, want browser_navigate", names(hits))
 	}
 	// A common word that names a service only when capitalized.
-	if hits, _ := ix.Search("send a message to the channel, there is some slack in the schedule", 3, nil); !found(hits, "chat_send") {
+	if hits, _ := hitsOf(ix.Search(bg, "send a message to the channel, there is some slack in the schedule", 3, nil)); !found(hits, "chat_send") {
 		t.Errorf("slack in lower case: %v, want chat_send", names(hits))
 	}
 }

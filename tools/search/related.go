@@ -8,25 +8,12 @@ import (
 //go:generate go run ./internal/genrelated
 
 // relatedTable is WordNet's related words of common English words (see
-// internal/genrelated and the package doc): a line per word in index form,
+// internal/genrelated and docs/search.md): a line per word in index form,
 // the word then its related words, lines sorted. WordNet 3.0 Copyright
 // 2006 by Princeton University; its license is wordnet-license.txt.
 //
 //go:embed related.txt
 var relatedTable string
-
-// relatedWeight is what a related word (WordNet) of a query word the
-// catalog does not use counts, relative to the word itself: less than a
-// synonym of the hand-made table, which was chosen for tools' vocabulary.
-// (Expanding every query word, not only the unknown ones, lost queries on
-// all three sets; see the package doc.)
-var relatedWeight = 0.4
-
-// argCover scales the weight in a query's coverage of a word the catalog
-// does not use whose most frequent sense names a person, place, time,
-// quantity, food, … (WordNet's class; "dentist", "Friday", "kilometre"):
-// an argument of the request, not what it asks a tool to do.
-var argCover = 0.5
 
 // related returns the related words of w (a term in index form), and
 // whether w is mostly an argument's word (see argCover), found by a

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -71,8 +72,9 @@ func TestArgumentWords(t *testing.T) {
 		{Name: "mail_send", Description: "Send an e-mail message."},
 	})
 	conf := func(q string) float64 {
-		hits, _ := ix.Search(q, 1, nil)
-		if len(hits) == 0 || hits[0].Tool.Name != "todo_add_task" {
+		r := ix.Search(context.Background(), q, 1, nil)
+		hits := r.Hits
+		if !r.Confident || len(hits) == 0 || hits[0].Tool.Name != "todo_add_task" {
 			t.Fatalf("Search(%q) = %v, want todo_add_task first", q, hits)
 		}
 		return hits[0].Confidence
@@ -92,8 +94,8 @@ func TestRelatedWords(t *testing.T) {
 		{Name: "fs_write_file", Description: "Write a file."},
 	})
 	q := "how big is the file?"
-	hits, _ := ix.Search(q, 1, nil)
-	if len(hits) == 0 || hits[0].Tool.Name != "fs_get_file_info" {
-		t.Errorf("Search(%q) = %v, want fs_get_file_info", q, hits)
+	r := ix.Search(context.Background(), q, 1, nil)
+	if hits := r.Hits; !r.Confident || len(hits) == 0 || hits[0].Tool.Name != "fs_get_file_info" {
+		t.Errorf("Search(%q) = %+v, want fs_get_file_info", q, r)
 	}
 }

@@ -81,7 +81,7 @@ func names(hits []search.Hit) []string {
 func TestNamedFamilyOnly(t *testing.T) {
 	ix := search.New(requestTools())
 	for _, q := range []string{"create an issue in tracker", "File a bug on the Tracker board: login fails on Safari."} {
-		hits, _ := ix.Search(q, 5, nil)
+		hits, _ := hitsOf(ix.Search(bg, q, 5, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != "tracker_create_issue" {
 			t.Errorf("Search(%q) = %v, want tracker_create_issue first", q, names(hits))
 		}
@@ -100,7 +100,7 @@ func TestNamedFamilyOnly(t *testing.T) {
 func TestDirectObject(t *testing.T) {
 	ix := search.New(requestTools())
 	for _, q := range []string{"Delete the 'Old Leads' table from the Sheets base.", "create a new base in sheets"} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 		}
 	}
@@ -111,7 +111,7 @@ func TestDirectObject(t *testing.T) {
 		// A parenthesis after the object lists what it is.
 		{"add a note to the Acme deal in crm", "crm_create_engagement"},
 	} {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
 		}
 	}
@@ -123,7 +123,7 @@ func TestDirectObject(t *testing.T) {
 func TestSmallFamily(t *testing.T) {
 	ix := search.New(requestTools())
 	for _, q := range []string{"run a SELECT on pg", "Run SELECT count(*) FROM users against pg."} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "pg_query" {
+		if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "pg_query" {
 			t.Errorf("Search(%q) = %v, want pg_query first", q, names(hits))
 		}
 	}
@@ -137,7 +137,7 @@ func TestLiteralKinds(t *testing.T) {
 		{"Read https://example.com/blog/post-42 and summarize it for me.", "web_fetch"},
 		{"Show me the last 50 lines of /var/log/nginx/error.log.", "files_read_file"},
 	} {
-		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, names(hits), c.want)
 		}
 	}
@@ -153,12 +153,12 @@ func TestRequestPhrases(t *testing.T) {
 		{"Pull the list of deals from the crm", "crm_list_deals"},
 		{"nuke the old records of the sheets table", "sheets_delete_records"},
 	} {
-		if hits, _ := ix.Search(c.q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != c.want {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, names(hits), c.want)
 		}
 	}
 	// Two stop words are not a compound ("do I" is no DOI).
-	if hits, _ := ix.Search("how do I click", 3, nil); found(hits, "papers_by_doi") {
+	if hits, _ := hitsOf(ix.Search(bg, "how do I click", 3, nil)); found(hits, "papers_by_doi") {
 		t.Errorf("how do I click: %v, want no papers_by_doi", names(hits))
 	}
 	for in, want := range map[string][]string{
@@ -186,7 +186,7 @@ func TestGateKeepsRanking(t *testing.T) {
 	for _, c := range []struct{ q, want string }{
 		{"Find a 24-hour pharmacy near Union Square in San Francisco.", "brave_search_brave_local_search"},
 	} {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
 		}
 	}
@@ -197,7 +197,7 @@ func TestGateKeepsRanking(t *testing.T) {
 func TestPastIsState(t *testing.T) {
 	ix := search.New(requestTools())
 	q := "I already deleted the old records, now list the bases of sheets."
-	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "sheets_list_bases" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "sheets_list_bases" {
 		t.Errorf("Search(%q) = %v, want sheets_list_bases first", q, names(hits))
 	}
 }
@@ -208,11 +208,11 @@ func TestPastIsState(t *testing.T) {
 func TestNameHead(t *testing.T) {
 	ix := search.New(requestTools())
 	for _, q := range []string{"delete the branch old-login in code", "Delete the stale branch feature/x from the code repo."} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 		}
 	}
-	if hits, _ := ix.Search("remove the protection of branch main in code", 3, nil); !found(hits, "code_delete_branch_protection") {
+	if hits, _ := hitsOf(ix.Search(bg, "remove the protection of branch main in code", 3, nil)); !found(hits, "code_delete_branch_protection") {
 		t.Errorf("remove the protection of branch main: %v, want code_delete_branch_protection", names(hits))
 	}
 }
@@ -223,14 +223,14 @@ func TestNameHead(t *testing.T) {
 func TestReadingNeedsNoObject(t *testing.T) {
 	ix := search.New(requestTools())
 	q := "Search the 'orders-2025' es index for orders from customer 4412 with a total over 500, newest first."
-	if hits, _ := ix.Search(q, 3, nil); !found(hits, "es_search") {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); !found(hits, "es_search") {
 		t.Errorf("Search(%q) = %v, want es_search among the first three", q, names(hits))
 	}
 	// indices is the plural of index.
 	if got := search.Terms("indices"); !reflect.DeepEqual(got, []string{"index"}) {
 		t.Errorf("Terms(indices) = %q", got)
 	}
-	if hits, _ := ix.Search("delete es index", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(ix.Search(bg, "delete es index", 3, nil)); len(hits) != 0 {
 		t.Errorf("delete es index: %v, want nothing", names(hits))
 	}
 }
@@ -240,7 +240,7 @@ func TestReadingNeedsNoObject(t *testing.T) {
 func TestIndirectQuestion(t *testing.T) {
 	ix := search.New(requestTools())
 	q := "I need to know how many tasks are still open in the tasks project 4412 (Mobile Launch)."
-	if hits, _ := ix.Search(q, 3, nil); !found(hits, "tasks_count_tasks") {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); !found(hits, "tasks_count_tasks") {
 		t.Errorf("Search(%q) = %v, want tasks_count_tasks among the first three", q, names(hits))
 	}
 }
@@ -250,11 +250,11 @@ func TestIndirectQuestion(t *testing.T) {
 func TestFamilyMustAct(t *testing.T) {
 	ix := search.New(requestTools())
 	for _, q := range []string{"Delete the contact jane.doe@acme.com from crm.", "Send a newsletter to all crm contacts who came to the webinar."} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 		}
 	}
-	if hits, _ := ix.Search("Add a note on the Acme contact in crm.", 3, nil); !found(hits, "crm_create_engagement") {
+	if hits, _ := hitsOf(ix.Search(bg, "Add a note on the Acme contact in crm.", 3, nil)); !found(hits, "crm_create_engagement") {
 		t.Errorf("add a note in crm: %v, want crm_create_engagement", names(hits))
 	}
 }
@@ -269,7 +269,7 @@ func TestRequestsNearMisses(t *testing.T) {
 		"Share my tasks project 'Home' with alex@example.com so we can both edit the tasks.",
 		"delete the comment on the sheets record rec42",
 	} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 		}
 	}
@@ -278,7 +278,7 @@ func TestRequestsNearMisses(t *testing.T) {
 		{"Delete the records of the sheets table that have no owner.", "sheets_delete_records"},
 		{"Update the due date of my dentist task to Friday so that I can go to the game.", "tasks_update_task"},
 	} {
-		if hits, _ := ix.Search(c.q, 3, nil); !found(hits, c.want) {
+		if hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil)); !found(hits, c.want) {
 			t.Errorf("Search(%q) = %v, want %s among the first three", c.q, names(hits), c.want)
 		}
 	}
@@ -292,7 +292,7 @@ func TestRequestsNearMisses(t *testing.T) {
 func TestCamelFamilyInAName(t *testing.T) {
 	ix := search.New(loadRealCatalog(t))
 	q := "Add an NPM_TOKEN environment variable to the CircleCI project gh/acme/web."
-	if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+	if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 		t.Errorf("Search(%q) = %v (confidence %.2f), want nothing", q, names(hits), hits[0].Confidence)
 	}
 }
@@ -303,7 +303,7 @@ func TestCamelFamilyInAName(t *testing.T) {
 func TestObjectsInPhrases(t *testing.T) {
 	ix := search.New(requestTools())
 	q := "Post 'Deploy finished, v2.3.1 is live' in the #releases channel (id 1122334455)."
-	if hits, _ := ix.Search(q, 3, nil); !found(hits, "chat_send") {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); !found(hits, "chat_send") {
 		t.Errorf("Search(%q) = %v, want chat_send among the first three", q, names(hits))
 	}
 }
@@ -322,11 +322,11 @@ func TestFamilyCommonWord(t *testing.T) {
 		{Name: "k8s_pods_list", Description: "List the pods of a namespace.", Source: "k8s"},
 	})
 	q := "how much memory does the api pod use right now?"
-	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "k8s_pods_top" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "k8s_pods_top" {
 		t.Errorf("Search(%q) = %v, want k8s_pods_top first", q, names(hits))
 	}
 	q = "Search the nodes in Memory for anything about Alice."
-	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "memory_search_nodes" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "memory_search_nodes" {
 		t.Errorf("Search(%q) = %v, want memory_search_nodes first", q, names(hits))
 	}
 }

@@ -122,7 +122,7 @@ func quality(t *testing.T, ix *search.Index, ts []*tools.Tool, qs []query) (top1
 			}
 			want[w] = true
 		}
-		hits, _ := ix.Search(q.text, 3, nil)
+		hits := ix.Search(bg, q.text, 3, nil).Hits // confident or only the closest
 		rank := -1
 		var got []string
 		for i, h := range hits {
@@ -156,7 +156,7 @@ func TestFloor(t *testing.T) {
 		"",
 		"   ,,, ",
 	} {
-		if hits, total := ix.Search(q, 5, nil); len(hits) != 0 || total != 0 {
+		if hits, total := sure(ix.Search(bg, q, 5, nil)); len(hits) != 0 || total != 0 {
 			var got []string
 			for _, h := range hits {
 				got = append(got, h.Tool.Name)
@@ -166,7 +166,7 @@ func TestFloor(t *testing.T) {
 	}
 	// The relative floor: a strong match does not drag in every tool that
 	// shares one of its words.
-	hits, total := ix.Search("kubernetes pod logs", 0, nil)
+	hits, total := sure(ix.Search(bg, "kubernetes pod logs", 0, nil))
 	if total > 10 {
 		var got []string
 		for _, h := range hits {
@@ -179,24 +179,24 @@ func TestFloor(t *testing.T) {
 func TestExactNameAndKeep(t *testing.T) {
 	ts := loadFixture(t)
 	ix := search.New(ts)
-	hits, _ := ix.Search("k8s_rollout_undo", 3, nil)
+	hits, _ := sure(ix.Search(bg, "k8s_rollout_undo", 3, nil))
 	if len(hits) == 0 || hits[0].Tool.Name != "k8s_rollout_undo" {
 		t.Errorf("exact name is not first: %v", hits)
 	}
 	// keep hides tools: neither returned nor counted.
 	keep := func(t *tools.Tool) bool { return !strings.HasPrefix(t.Name, "k8s_") }
-	hits, total := ix.Search("restart kubernetes deployment", 10, keep)
+	hits, total := sure(ix.Search(bg, "restart kubernetes deployment", 10, keep))
 	for _, h := range hits {
 		if strings.HasPrefix(h.Tool.Name, "k8s_") {
 			t.Errorf("kept out tool %s returned", h.Tool.Name)
 		}
 	}
-	all, allTotal := ix.Search("restart kubernetes deployment", 10, nil)
+	all, allTotal := sure(ix.Search(bg, "restart kubernetes deployment", 10, nil))
 	if len(all) == 0 || allTotal <= total {
 		t.Errorf("without keep: %d hits (total %d); with: total %d", len(all), allTotal, total)
 	}
 	// limit caps what is shown, not the total.
-	hits, total = ix.Search("invoice", 2, nil)
+	hits, total = sure(ix.Search(bg, "invoice", 2, nil))
 	if len(hits) != 2 || total <= 2 {
 		t.Errorf("limit 2: %d hits, total %d", len(hits), total)
 	}
@@ -209,7 +209,7 @@ func TestTerms(t *testing.T) {
 		"Invoices invoicing invoiced": {"invoic", "invoic", "invoic"},
 		"running stopped added":       {"run", "stop", "add"},
 		"fetch the k8s pods":          {"fetch", "k8s", "pod"},
-		"log into the admin console":  {"log", "admin", "consol"},
+		"log into the admin console":  {"signin", "admin", "consol"},
 		"sign in, then log out":       {"signin", "signout"},
 		"set up a webhook":            {"creat", "webhook"},
 		"setup":                       {"setup"},
@@ -232,7 +232,7 @@ func TestLive(t *testing.T) {
 	if n := l.Index().Len(); n != 20 {
 		t.Fatalf("index of %d tools, want 20", n)
 	}
-	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(l.Index().Search(bg, "forecast weather", 3, nil)); len(hits) != 0 {
 		t.Fatalf("weather found before it was added: %v", hits)
 	}
 	err = cat.Add(&tools.Tool{Name: "weather_get_forecast", Description: "Get the weather forecast for a city.",
@@ -240,11 +240,11 @@ func TestLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) == 0 || hits[0].Tool.Name != "weather_get_forecast" {
+	if hits, _ := hitsOf(l.Index().Search(bg, "forecast weather", 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "weather_get_forecast" {
 		t.Errorf("weather not found after it was added: %v", hits)
 	}
 	cat.Remove("weather_get_forecast")
-	if hits, _ := l.Index().Search("forecast weather", 3, nil); len(hits) != 0 {
+	if hits, _ := sure(l.Index().Search(bg, "forecast weather", 3, nil)); len(hits) != 0 {
 		t.Errorf("weather found after it was removed: %v", hits)
 	}
 }
@@ -255,7 +255,7 @@ func TestHostileInput(t *testing.T) {
 		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }}
 	ix := search.New(append(loadFixture(t), big))
 	for _, q := range []string{strings.Repeat("invoice ", 100000), strings.Repeat("\xff", 5000), "\x00\x01 delete"} {
-		hits, _ := ix.Search(q, 5, nil)
+		hits, _ := hitsOf(ix.Search(bg, q, 5, nil))
 		if len(hits) > 5 {
 			t.Errorf("limit ignored: %d hits", len(hits))
 		}
@@ -267,7 +267,7 @@ func BenchmarkSearch(b *testing.B) {
 	ix := search.New(ts)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ix.Search("who is on call for the checkout service right now", 5, nil)
+		sure(ix.Search(bg, "who is on call for the checkout service right now", 5, nil))
 	}
 }
 
@@ -294,7 +294,7 @@ func FuzzSearch(f *testing.F) {
 		f.Add(q, 3)
 	}
 	f.Fuzz(func(t *testing.T, q string, limit int) {
-		hits, total := ix.Search(q, limit, nil)
+		hits, total := sure(ix.Search(bg, q, limit, nil))
 		if limit > 0 && len(hits) > limit || total < len(hits) || total > ix.Len() {
 			t.Fatalf("Search(%q, %d): %d hits, total %d", q, limit, len(hits), total)
 		}
@@ -323,17 +323,17 @@ func TestStripLiterals(t *testing.T) {
 		// An apostrophe inside a word is not a quote.
 		{"it's time to comment on the issue", "issues_comment"},
 	} {
-		hits, _ := ix.Search(c.q, 1, nil)
+		hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
 	}
 	// A quoted phrase with one word around it is what the query looks for.
-	if hits, _ := ix.Search(`the "comment" tool`, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "issues_comment" {
+	if hits, _ := hitsOf(ix.Search(bg, `the "comment" tool`, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "issues_comment" {
 		t.Errorf("a quoted phrase: %v", hits)
 	}
 	// A query of literals only is searched as it is.
-	if hits, _ := ix.Search("'files_edit'", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
+	if hits, _ := hitsOf(ix.Search(bg, "'files_edit'", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "files_edit" {
 		t.Errorf("a quoted name: %v", hits)
 	}
 }
@@ -354,7 +354,7 @@ func TestVerbAgreement(t *testing.T) {
 		{"create the merge requests", "repo_create_merge_request"},
 		{"remove the branch", "repo_delete_branch"},
 	} {
-		hits, _ := ix.Search(c.q, 1, nil)
+		hits, _ := hitsOf(ix.Search(bg, c.q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != c.want {
 			t.Errorf("Search(%q) = %v, want %s first", c.q, hits, c.want)
 		}
@@ -380,12 +380,12 @@ func TestNoObject(t *testing.T) {
 	ix := search.New(fixtureTools())
 	// The query's action fits a tool, the thing it acts on fits none.
 	for _, q := range []string{"delete my Spotify playlist of songs", "create a new Google Sheet"} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
 		}
 	}
 	// Said the object, the same verb finds the tool.
-	if hits, _ := ix.Search("delete the documents", 1, nil); len(hits) == 0 || hits[0].Tool.Name != "db_delete_many" {
+	if hits, _ := hitsOf(ix.Search(bg, "delete the documents", 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_delete_many" {
 		t.Errorf("delete the documents: %v", hits)
 	}
 }
@@ -395,7 +395,7 @@ func TestLongRequest(t *testing.T) {
 	// A request's context (places, days) is said by no tool; the floor of
 	// a long request is lower, so the tool that fits its action is found.
 	q := "How much time to drive the route from Boston to New York City on Friday"
-	if hits, _ := ix.Search(q, 3, nil); len(hits) == 0 || hits[0].Tool.Name != "maps_directions" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 3, nil)); len(hits) == 0 || hits[0].Tool.Name != "maps_directions" {
 		t.Errorf("Search(%q) = %v, want maps_directions first", q, hits)
 	}
 }
@@ -423,7 +423,7 @@ func TestActionMeetsObject(t *testing.T) {
 	// Asked an action on a thing no tool of the family does it to: the
 	// tools that delete other things, or list bases, are near misses.
 	for _, q := range []string{"Delete the Sheets base 'Old Inventory'.", "delete the base in sheets", "remove the old base", "Archive the Sheets base 'Old Inventory'.", "Share the sheets base with bob@example.com"} {
-		if hits, _ := ix.Search(q, 3, nil); len(hits) != 0 {
+		if hits, _ := sure(ix.Search(bg, q, 3, nil)); len(hits) != 0 {
 			t.Errorf("Search(%q) = %s (confidence %.2f), want nothing", q, hits[0].Tool.Name, hits[0].Confidence)
 		}
 	}
@@ -436,7 +436,7 @@ func TestActionMeetsObject(t *testing.T) {
 		// A tool of several operations does the ones its enum names.
 		{"open a pull request in code", "code_pull_request_write"},
 	} {
-		hits, _ := ix.Search(c.q, 3, nil)
+		hits, _ := hitsOf(ix.Search(bg, c.q, 3, nil))
 		found := false
 		for _, h := range hits {
 			found = found || h.Tool.Name == c.want
@@ -448,7 +448,7 @@ func TestActionMeetsObject(t *testing.T) {
 	// A caller who may not call the one tool that deletes records asks
 	// for what its catalog lacks.
 	noDelete := func(tl *tools.Tool) bool { return tl.Name != "sheets_delete_records" }
-	if hits, _ := ix.Search("Delete the records of last year from the Sheets table.", 3, noDelete); len(hits) != 0 {
+	if hits, _ := sure(ix.Search(bg, "Delete the records of last year from the Sheets table.", 3, noDelete)); len(hits) != 0 {
 		t.Errorf("without sheets_delete_records: %s (confidence %.2f), want nothing", hits[0].Tool.Name, hits[0].Confidence)
 	}
 }
@@ -475,7 +475,7 @@ func TestChangesUpdate(t *testing.T) {
 	// Closing, reopening or assigning an issue is done by its update tool
 	// when the catalog has no tool named for the change.
 	for _, q := range []string{"Close issue #88 in the repo, it's a duplicate.", "reopen issue 12", "assign issue 7 to Dana", "Add the label bug to issue 12"} {
-		hits, _ := ix.Search(q, 1, nil)
+		hits, _ := hitsOf(ix.Search(bg, q, 1, nil))
 		if len(hits) == 0 || hits[0].Tool.Name != "repo_update_issue" {
 			t.Errorf("Search(%q) = %v, want repo_update_issue first", q, hits)
 		}
@@ -490,7 +490,7 @@ func TestHowMany(t *testing.T) {
 		{Name: "repo_list_commit_statuses", Description: "List the statuses of a commit.", Source: "repo"},
 	})
 	q := "How many documents in shop.orders have status 'refunded'?"
-	if hits, _ := ix.Search(q, 1, nil); len(hits) == 0 || hits[0].Tool.Name != "db_count" {
+	if hits, _ := hitsOf(ix.Search(bg, q, 1, nil)); len(hits) == 0 || hits[0].Tool.Name != "db_count" {
 		t.Errorf("Search(%q) = %v, want db_count first", q, hits)
 	}
 }

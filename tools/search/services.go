@@ -1,45 +1,46 @@
 package search
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
-// services are the names of well-known online services and apps, lower
-// case: a request that names one the catalog never mentions, and no
-// family the catalog has, asks for a tool the catalog lacks ("create a
-// Jira ticket" beside Linear, "post in #eng on Slack" with no Slack
-// server). Names that are also common English words ("slack", "notion",
-// "linear") count only written capitalized (see commonServices). Company
-// names said as context ("since the last Google update"), browsers,
-// operating systems, languages and databases are not in the list.
-var services = toSet(`airbnb airtable alibaba amplitude asana atlassian audible auth0 autodesk
-azuredevops bamboohr basecamp bigcommerce binance bitbucket bluesky brevo calendly canva
-circleci clickup coinbase confluence coursera datadog deezer dialpad discord docusign doordash
-dropbox duolingo ebay etsy eventbrite evernote expedia facebook figma firebase fitbit fiverr
-freshbooks freshdesk github gitlab gmail gofundme goodreads greenhouse grubhub gusto heroku hubspot
-icloud imdb instacart instagram intercom jenkins jira kayak klaviyo lastpass launchdarkly letterboxd
-linkedin lyft mailchimp mailgun mastodon messenger miro mixpanel myfitnesspal
-netflix netlify notion okta onedrive onenote opentable opsgenie outlook pagerduty pandora paypal
-peloton pinterest pipedrive posthog postmark quickbooks reddit resy revolut ring robinhood salesforce
-sendgrid sentry servicenow sharepoint shopify skype slack smartsheet snapchat soundcloud splunk
-spotify squarespace steam strava stripe substack supabase surveymonkey telegram ticketmaster tiktok
-tidal todoist trello tripadvisor tumblr twilio twitch twitter typeform uber ubereats udemy venmo
-vercel webex webflow wechat whatsapp wix woocommerce wordpress workday wrike xero yelp youtube
-youtrack zapier zendesk zillow zoho zoom`)
+// Services (words/services.txt): the names of well-known online services
+// and apps. A request that names one where it asks, that the catalog
+// never mentions, with none of the catalog's families, asks for a tool of
+// a service the catalog lacks ("create a Jira ticket" beside Linear).
 
-// commonServices are services whose names are also everyday words: they
-// name the service only when written capitalized mid-sentence.
-var commonServices = toSet(`amplitude asana audible basecamp confluence discord greenhouse gusto
-intercom kayak linear messenger notion outlook pandora postmark ring sentry slack steam stripe
-telegram tidal twitch workday zoom`)
-
-// googleProducts are Google's services named by "google" and a word.
-var googleProducts = toSet(`calendar drive docs sheets slides meet chat photos maps analytics ads classroom keep tasks forms`)
-
-// integrationNouns, after a service's name, make it a part of what the
-// catalog serves rather than a service asked for.
-var integrationNouns = toSet(`hook hooks webhook webhooks gateway gateways integration integrations connector plugin plugins callback`)
-
-// serviceOpeners, before a service's name, say it is where a thing goes.
-var serviceOpeners = toSet(`to in on from via using`)
+// readServices reads a line of [services]: names:, common: or suite
+// WORD:.
+func (lx *Lexicon) readServices(text string) error {
+	key, val, ok := strings.Cut(text, ":")
+	if !ok {
+		return fmt.Errorf("want names:, common: or suite WORD: and names")
+	}
+	names := strings.Fields(strings.ToLower(val))
+	switch f := strings.Fields(key); {
+	case len(f) == 1 && f[0] == "names":
+		for _, n := range names {
+			lx.services[n] = true
+		}
+	case len(f) == 1 && f[0] == "common":
+		for _, n := range names {
+			lx.commonServices[n] = true
+		}
+	case len(f) == 2 && f[0] == "suite":
+		w := strings.ToLower(f[1])
+		if lx.suites[w] == nil {
+			lx.suites[w] = map[string]bool{}
+			lx.suiteWords = append(lx.suiteWords, w)
+		}
+		for _, n := range names {
+			lx.suites[w][n] = true
+		}
+	default:
+		return fmt.Errorf("want names:, common: or suite WORD: and names")
+	}
+	return nil
+}
 
 // namesAbsentService reports whether plain (a query without its quoted
 // names) names, where it asks, a well-known service (see services) that
@@ -50,23 +51,24 @@ var serviceOpeners = toSet(`to in on from via using`)
 // one of something else. Going to a service's site is a browser's work:
 // "go to YouTube and search for …" asks for no YouTube tool.
 func (ix *Index) namesAbsentService(query, plain string) bool {
+	lx := ix.lx
 	var caps map[string]bool
 	sents := sentences(plain)
 	found := false
 sents:
 	for _, s := range sents {
-		if len(sents) > 1 && !asks(s) {
+		if len(sents) > 1 && !lx.asks(s) {
 			continue
 		}
-		head, _ := splitArgClause(s)
+		head, _ := lx.splitArgClause(s)
 		ws := lowerWords(head)
 		for i, w := range ws {
 			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
-			// Google's products are services by their second word
+			// A suite's products are services by their second word
 			// ("google calendar" beside a catalog that has no calendar).
-			if w == "google" && i+1 < len(ws) && googleProducts[ws[i+1]] {
+			if prods := lx.suites[w]; prods != nil && i+1 < len(ws) && prods[ws[i+1]] {
 				w = ws[i+1]
-				if t, _ := wordTerm(w); len(ix.post[t]) == 0 {
+				if t, _ := lx.wordTerm(w); len(ix.post[t]) == 0 {
 					found = true
 					break sents
 				}
@@ -74,21 +76,21 @@ sents:
 			}
 			// "a PagerDuty one" is one of something else; "our Zapier
 			// hook", "the Stripe gateway" are a part of this system's.
-			if !services[w] || i+1 < len(ws) && (ws[i+1] == "one" || integrationNouns[ws[i+1]]) {
+			if !lx.services[w] || i+1 < len(ws) && lx.serviceParts[ws[i+1]] {
 				continue
 			}
 			// The index has the word in its term form (supabase → supabas).
-			if t, _ := wordTerm(w); len(ix.post[t]) > 0 {
+			if t, _ := lx.wordTerm(w); len(ix.post[t]) > 0 {
 				continue
 			}
-			if commonServices[w] {
+			if lx.commonServices[w] {
 				if caps == nil {
-					caps = capitalized(query)
+					caps = lx.capitalized(query)
 				}
 				// A model's short query writes all in lower case: a
 				// service first, or after to, in, on ("slack post
 				// message", "post message to slack channel").
-				typed := len(sents) == 1 && len(ws) <= 8 && strings.ToLower(query) == query && (i == 0 || serviceOpeners[ws[i-1]])
+				typed := len(sents) == 1 && len(ws) <= 8 && strings.ToLower(query) == query && (i == 0 || lx.serviceOpeners[ws[i-1]])
 				if !caps[stem(w)] && !caps[w] && !typed {
 					continue
 				}
@@ -100,8 +102,8 @@ sents:
 	if !found {
 		return false
 	}
-	for _, t := range Terms(plain) {
-		if t == "navigat" || t == "visit" || t == "brows" || t == "open" {
+	for _, t := range lx.terms(plain) {
+		if lx.browseVerbs[t] {
 			return false
 		}
 	}
@@ -110,19 +112,19 @@ sents:
 
 // asks reports whether a sentence asks: a question, a request ("please",
 // "can you"), or an imperative (its first word a verb's).
-func asks(s string) bool {
+func (lx *Lexicon) asks(s string) bool {
 	if strings.HasSuffix(s, "?") {
 		return true
 	}
 	ws := lowerWords(s)
 	for i, w := range ws {
-		if asking[w] || i+1 < len(ws) && asking[w+"+"+ws[i+1]] {
+		if lx.asking[w] || i+1 < len(ws) && lx.asking[w+"+"+ws[i+1]] {
 			return true
 		}
 	}
 	if len(ws) == 0 {
 		return false
 	}
-	t, _ := wordTerm(ws[0])
-	return verbs[t] || idiomWords[ws[0]]
+	t, _ := lx.wordTerm(ws[0])
+	return lx.verbs[t] || lx.idiomWords[ws[0]]
 }

@@ -53,10 +53,16 @@ type Options struct {
 	// every server's tools are listed again. If zero, 1s. Pins in memory
 	// are not polled.
 	PinPoll time.Duration
-	// Trusted, if set, decides which configured servers may start (see
-	// Trust): one it refuses is skipped with a warning naming what it would
-	// run. If nil, every server starts.
-	Trusted func(Entry) bool
+	// Trust, if set, decides whether a configured server may start: nil
+	// if it may, else why not ("never trusted in this project", "start.sh
+	// changed"). It is asked before every start of the server,
+	// reconnections included, so that what runs is what was trusted; a
+	// refused server is skipped with a warning naming what it would run,
+	// and its tools are withdrawn. If nil, every server may start.
+	Trust func(Entry) error
+	// Root is the project root: a server's relative command and cwd are
+	// resolved from it. If empty, Config.Root, else the working directory.
+	Root string
 }
 
 // Set is the connected upstream servers whose tools are in a catalog.
@@ -74,6 +80,8 @@ type Set struct {
 	maxBackoff time.Duration
 
 	ready chan struct{} // closed when every server's first attempt is over
+	trust func(Entry) error
+	root  string
 
 	mu       sync.Mutex
 	conns    map[string]*Conn             // server name → live connection
@@ -81,6 +89,7 @@ type Set struct {
 	disabled map[string]string            // catalog name → server name, for changed definitions
 	rank     map[string]int               // server name → precedence in a name clash (lower wins)
 	clashes  map[string]Clash             // catalog name → the clash that left a server's tool out
+	status   map[string]*serverStatus     // server name → where it stands (status.go)
 	warnings []string
 	warned   map[string]bool
 }
@@ -114,7 +123,7 @@ func (s *Set) Warnings() []string {
 func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 	s := &Set{cat: cat, pins: opts.Pins, log: opts.Logger, audit: opts.Audit,
 		conns: map[string]*Conn{}, added: map[string]map[string]string{}, warned: map[string]bool{},
-		disabled: map[string]string{}, rank: map[string]int{}, clashes: map[string]Clash{},
+		disabled: map[string]string{}, rank: map[string]int{}, clashes: map[string]Clash{}, status: map[string]*serverStatus{},
 		minBackoff: opts.ReconnectMin, maxBackoff: opts.ReconnectMax}
 	if s.minBackoff <= 0 {
 		s.minBackoff = 250 * time.Millisecond
@@ -131,32 +140,38 @@ func Attach(ctx context.Context, cat *tools.Catalog, opts Options) *Set {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	cfg := Load(opts.Config)
+	for _, w := range cfg.Errors {
+		s.warn(w)
+	}
 	for _, w := range cfg.Warnings {
 		s.warn(w)
+	}
+	s.trust, s.root = opts.Trust, opts.Root
+	if s.root == "" {
+		s.root = opts.Config.Root
+	}
+	if s.root == "" {
+		s.root = "."
+	}
+	for i, srv := range cfg.Servers() { // sorted by name: the clash precedence
+		s.rank[srv.Name] = i
 	}
 	// Every server is dialled by its own supervisor under s.ctx, so that
 	// Close (on a signal, say) stops a dial in progress and its child.
 	s.ready = make(chan struct{})
 	var first sync.WaitGroup
-	for i, srv := range cfg.Servers() { // sorted by name: the clash precedence
-		s.rank[srv.Name] = i
-		if opts.Want != nil && !opts.Want(srv.Name) {
+	for _, e := range cfg.Entries {
+		st := s.classify(e, opts.Want) // status.go
+		if st.State != StateStarting {
 			continue
 		}
-		if IsSelf(srv, "") { // skipped whether trusted or not
-			s.warn(fmt.Sprintf("server %q (%s) is sandcall itself; skipped: list sandcall's upstreams in a file only sandcall reads (serve --mcp-config FILE) or leave sandcall out of the file it reads", srv.Name, srv.Source))
-			continue
-		}
-		if e, _ := cfg.Lookup(srv.Name); opts.Trusted != nil && !opts.Trusted(e) {
-			s.warn(UntrustedMessage(srv))
-			continue
-		}
+		srv := e.Server
 		if srv.PassEnv == nil {
 			srv.PassEnv = opts.Env
 		}
 		first.Add(1)
 		s.wg.Add(1)
-		go s.supervise(newConn(srv), first.Done)
+		go s.supervise(newConn(srv), st, first.Done)
 	}
 	go func() { first.Wait(); close(s.ready) }()
 	if !opts.Background {
@@ -191,8 +206,8 @@ func (s *Set) Ready() <-chan struct{} { return s.ready }
 // supervise dials c once at once, calling firstDone when that attempt is
 // over, then connects c while it is down with backoff, re-lists its tools
 // when the server says they changed, and reconnects when its session
-// drops, until Close.
-func (s *Set) supervise(c *Conn, firstDone func()) {
+// drops, until Close. Before each dial it asks Options.Trust again.
+func (s *Set) supervise(c *Conn, st *serverStatus, firstDone func()) {
 	defer s.wg.Done()
 	defer c.Close()
 	c.supervised.Store(true)
@@ -202,20 +217,24 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 		if s.ctx.Err() == nil {
 			s.warn(fmt.Sprintf("Failed to connect to %q: %v; retrying in the background", name, err))
 		}
+		s.setState(st, StateFailed, err.Error())
 		up = false
 	} else {
 		s.track(c)
 		s.refresh(s.ctx, c)
+		s.setState(st, StateUp, "")
 	}
 	firstDone()
+	st.firstDone()
 	for {
 		if !up {
-			if !s.reconnect(c, now) {
+			if !s.reconnect(c, st, now) {
 				return
 			}
 			s.track(c)
 			s.log.Info("upstream: connected", "server", name)
 			s.refresh(s.ctx, c)
+			s.setState(st, StateUp, "")
 		}
 		up, now = false, false
 		sess := c.session()
@@ -246,13 +265,17 @@ func (s *Set) supervise(c *Conn, firstDone func()) {
 			s.log.Info("upstream: session dropped after an answer over the size cap; reconnecting", "server", name)
 			continue
 		}
-		s.log.Warn("upstream: connection lost; reconnecting", "server", name, "stderr", strings.Join(c.StderrTail(), "\n"))
+		tail := strings.Join(c.StderrTail(), "\n")
+		s.setState(st, StateFailed, "the connection was lost; reconnecting")
+		s.log.Warn("upstream: connection lost; reconnecting", "server", name, "stderr", tail)
 	}
 }
 
 // reconnect dials c with jittered exponential backoff until it works
 // (true) or the Set is closed (false); the first dial is at once when now.
-func (s *Set) reconnect(c *Conn, now bool) bool {
+// A server no longer trusted is not dialled: its tools are withdrawn, and
+// trust is asked again at each attempt.
+func (s *Set) reconnect(c *Conn, st *serverStatus, now bool) bool {
 	delay := s.minBackoff
 	for {
 		wait := delay/2 + rand.N(delay/2+1)
@@ -264,6 +287,13 @@ func (s *Set) reconnect(c *Conn, now bool) bool {
 			return false
 		case <-time.After(wait):
 		}
+		if err := s.trusted(st); err != nil {
+			s.withdraw(c.Server.Name)
+			s.setState(st, StateUntrusted, err.Error())
+			s.warn(UntrustedMessage(c.Server, err.Error()))
+			delay = s.maxBackoff
+			continue
+		}
 		err := c.dial(s.ctx)
 		if s.ctx.Err() != nil { // Close raced with the dial
 			return false
@@ -271,6 +301,7 @@ func (s *Set) reconnect(c *Conn, now bool) bool {
 		if err == nil {
 			return true
 		}
+		s.setState(st, StateFailed, err.Error())
 		s.log.Warn("upstream: connection failed", "server", c.Server.Name, "err", err, "retry_in", min(delay*2, s.maxBackoff))
 		delay = min(delay*2, s.maxBackoff)
 	}

@@ -44,7 +44,7 @@ func manyToolsServer(tb testing.TB, n int) (root string, stop func()) {
 
 // TestLargeToolListOnePinWrite attaches a server of 2,000 tools with a pin
 // file: every tool is listed, pinned, and the pin file was replaced once
-// (WriteFileAtomic renames a new file over it: one write, one new inode).
+// (projfile.WriteAtomic renames a new file over it: one write, one new inode).
 func TestLargeToolListOnePinWrite(t *testing.T) {
 	const n = 2000
 	root, stop := manyToolsServer(t, n)

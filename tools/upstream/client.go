@@ -195,6 +195,9 @@ func (c *Conn) dial(ctx context.Context) error {
 		if cctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("timed out after %v: %w", s.Timeout, context.DeadlineExceeded)
 		}
+		if errors.Is(err, exec.ErrNotFound) {
+			err = fmt.Errorf("the command %q was not found on PATH: install it, or fix \"command\" of %q in %s (%w)", s.Command, s.Name, s.Source, err)
+		}
 		if cmd != nil {
 			return c.stderr.withStderr(err)
 		}

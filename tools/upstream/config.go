@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // DefaultTimeout bounds a server's connection and each call when its config
@@ -42,6 +44,9 @@ type Server struct {
 	// FollowRedirects follows an http/sse server's redirects to another
 	// origin, without the configured headers; otherwise they are refused.
 	FollowRedirects bool
+	// EnvFile is the envFile the definition reads (VS Code), resolved;
+	// "" if none. Its lines are in Env.
+	EnvFile string
 	// PassEnv names variables of sandcall's environment a stdio server
 	// gets as they are, beside PATH, HOME, LANG and its own env (set
 	// from sandcall.yaml's env_passthrough; Options.Env sets it for
@@ -77,8 +82,11 @@ type Entry struct {
 type Config struct {
 	// Entries are sorted by name.
 	Entries []Entry
-	// Warnings are problems that skip a file or a server; the rest loads.
+	// Warnings are problems that skip a server; the rest loads.
 	Warnings []string
+	// Errors are config files that could not be read or parsed, each with
+	// its place (file:line:col: …); the other files load.
+	Errors []string
 }
 
 // Servers returns the valid, enabled servers, sorted by name.
@@ -118,6 +126,9 @@ type LoadConfig struct {
 	// is the client's and lists sandcall itself.
 	FilesOnly bool
 }
+
+// maxConfigBytes caps a config file read.
+const maxConfigBytes = 4 << 20
 
 type source struct {
 	path     string
@@ -164,16 +175,23 @@ func Load(cfg LoadConfig) *Config {
 			continue
 		}
 		seenFile[abs] = true
-		data, err := os.ReadFile(s.path)
+		// A project's own config may not lead outside the project (a link
+		// to ~/.ssh/…); a file named explicitly is read where it is. Either
+		// is read bounded: never a device or a FIFO.
+		contain := ""
+		if !s.explicit {
+			contain = root
+		}
+		data, err := projfile.Read(s.path, maxConfigBytes, contain)
 		if err != nil {
 			if s.explicit || !errors.Is(err, os.ErrNotExist) {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %v", s.path, err))
+				c.Errors = append(c.Errors, fmt.Sprintf("config %v", err))
 			}
 			continue
 		}
 		defs, names, key, err := parseFile(data, s.key)
 		if err != nil {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %v", s.path, err))
+			c.Errors = append(c.Errors, fmt.Sprintf("config %s:%v", s.path, err))
 			continue
 		}
 		for _, name := range names {
@@ -197,11 +215,12 @@ func Load(cfg LoadConfig) *Config {
 // parseFile returns the server definitions of a config file, their names
 // in document order, and the top-level key that holds them.
 func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, string, error) {
-	data = stripJSONC(data) // VS Code's comments and trailing commas
+	plain := stripJSONC(data) // VS Code's comments and trailing commas
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, "", fmt.Errorf("not a JSON object: %v", err)
+	if err := json.Unmarshal(plain, &top); err != nil {
+		return nil, nil, "", jsonError(data, err)
 	}
+	data = plain
 	raw, ok := top[key]
 	if key == "" {
 		key = "mcpServers"
@@ -215,7 +234,7 @@ func parseFile(data []byte, key string) (map[string]json.RawMessage, []string, s
 	}
 	var defs map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &defs); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: not a JSON object: %v", key, err)
+		return nil, nil, "", fmt.Errorf("%s: %q must be an object of servers, not %s", lineCol(data, keyOffset(data, key)), key, jsonKind(kindOf(raw)))
 	}
 	names := orderedKeys(raw)
 	return defs, names, key, nil
@@ -345,7 +364,8 @@ func parseServer(name, src string, raw json.RawMessage, lookup func(string) (str
 		f, err := x("envFile", r.EnvFile)
 		add(err)
 		if err == nil {
-			add(readEnvFile(f, lookup, &s.Env))
+			s.EnvFile = envFilePath(f, lookup)
+			add(readEnvFile(s.EnvFile, &s.Env))
 		}
 	}
 	s.Headers, err = expandMap(r.Headers, "headers", x, s.commands)

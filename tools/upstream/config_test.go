@@ -131,18 +131,28 @@ func TestLoadPriority(t *testing.T) {
 		t.Error("bad: no error")
 	}
 	ws := strings.Join(cfg.Warnings, "\n")
-	if !strings.Contains(ws, "missing.json") || !strings.Contains(ws, `invalid server "bad"`) {
-		t.Errorf("warnings = %s", ws)
+	if !strings.Contains(ws, `invalid server "bad"`) || !strings.Contains(strings.Join(cfg.Errors, "\n"), "missing.json") {
+		t.Errorf("warnings = %s, errors = %s", ws, cfg.Errors)
 	}
 }
 
+// TestLoadMalformedFile: a config that is not JSON is an error with its
+// place (file:line:col), as YAML errors have; the other files load.
 func TestLoadMalformedFile(t *testing.T) {
-	root := t.TempDir()
-	writeFile(t, filepath.Join(root, ".mcp.json"), `{not json`)
-	writeFile(t, filepath.Join(root, "mcp.json"), `{"mcpServers":{"ok":{"command":"x"}}}`)
-	cfg := Load(LoadConfig{Root: root})
-	if len(cfg.Servers()) != 1 || len(cfg.Warnings) != 1 {
-		t.Errorf("servers %v, warnings %v", cfg.Servers(), cfg.Warnings)
+	for _, tc := range []struct{ src, want string }{
+		{`{not json`, ".mcp.json:1:2: invalid character 'n' looking for beginning of object key string"},
+		{"{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"}\n", ".mcp.json:3:1: unexpected end of JSON input: a } or ] is missing"},
+		{"{\n  // a comment\n  \"mcpServers\": {\"a\": {\"command\": \"x\"},}\n  \"x\": 1\n}", ".mcp.json:4:3: invalid character '\"' after object key:value pair"},
+		{`[1]`, ".mcp.json:1:1: the file must hold a JSON object, not an array"},
+		{`{"mcpServers": [1]}`, `.mcp.json:1:16: "mcpServers" must be an object of servers, not an array`},
+	} {
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, ".mcp.json"), tc.src)
+		writeFile(t, filepath.Join(root, "mcp.json"), `{"mcpServers":{"ok":{"command":"x"}}}`)
+		cfg := Load(LoadConfig{Root: root})
+		if len(cfg.Servers()) != 1 || len(cfg.Errors) != 1 || !strings.HasSuffix(cfg.Errors[0], tc.want) {
+			t.Errorf("%q: servers %v, errors %q; want one ending %q", tc.src, cfg.Servers(), cfg.Errors, tc.want)
+		}
 	}
 }
 

@@ -52,6 +52,29 @@
 // is an error, never an empty set. A serving Set polls the file and
 // re-enables an approved tool without a restart.
 //
+// # Trust
+//
+// A project's configs are written by whoever can push to it, so Attach
+// starts a server only when Options.Trust allows it, and asks again before
+// every start (reconnections included). Pin says what trusting a server
+// pins: its definition as written, the executable its command resolves to,
+// and the content of the project files it runs or loads as code
+// (codefiles.txt); tools/trust keeps the pins outside the project. IsSelf
+// recognises an entry that runs sandcall itself, whatever its flags: it is
+// never started. Config files are read bounded, regular files only, and a
+// project's own never through a link leaving the project; their JSON
+// errors carry file:line:col (Config.Errors).
+//
+// # States
+//
+// Every configured server has a State (Set.Statuses): starting, up,
+// failed (with its cause: the connection error and the end of its
+// stderr), untrusted, disabled, invalid, self, or not started. Set.ServerOf
+// maps a catalog name to its server, and Set.Wait waits for a starting
+// server's first attempt, so that a caller can make a call of a starting
+// server's tool wait, and say why the tool of a server that is not up is
+// missing, instead of calling it unknown.
+//
 // # Lifecycle
 //
 // A server whose first connection fails is retried in the background, and

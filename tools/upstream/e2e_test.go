@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 
 func buildAndRun(m *testing.M) int {
 	var err error
-	if bin, err = testenv.Binary(); err != nil {
+	// Not named sandcall: a program of that name is sandcall itself (IsSelf)
+	// and never started as an upstream.
+	if bin, err = testenv.DemoServer(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

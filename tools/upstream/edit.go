@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandcall/sandcall/sandbox/jsonscan"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // SetEnabled turns the server of e on or off in the config file that
@@ -25,7 +26,7 @@ func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	data, err := os.ReadFile(e.Source)
+	data, err := projfile.Read(e.Source, maxConfigBytes, "")
 	if err != nil {
 		return false, err
 	}
@@ -36,7 +37,7 @@ func SetEnabled(e Entry, enabled bool) (changed bool, err error) {
 	if !changed {
 		return false, nil
 	}
-	return true, WriteFileAtomic(e.Source, out, fi.Mode().Perm())
+	return true, projfile.WriteAtomic(e.Source, out, fi.Mode().Perm())
 }
 
 // setEnabled edits the text of a config file in place: only the bytes of

@@ -1,16 +1,17 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
 	"github.com/sandcall/sandcall/sandbox/jsonscan"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // stripJSONC turns JSON with comments (// and /* */) and trailing commas,
@@ -157,27 +158,25 @@ func jsonKind(v string) string {
 // maxEnvFileBytes caps an envFile read.
 const maxEnvFileBytes = 256 << 10
 
-// readEnvFile adds the KEY=VALUE lines of a VS Code envFile to env (blank
-// lines and # comments skipped, an optional "export " and quotes around
-// the value dropped); a key env already has keeps its value. A relative
-// path is relative to the workspace folder.
-func readEnvFile(path string, lookup func(string) (string, bool), env *map[string]string) error {
+// envFilePath is an envFile's path: a relative one is relative to the
+// workspace folder.
+func envFilePath(path string, lookup func(string) (string, bool)) string {
 	if !filepath.IsAbs(path) {
 		if ws, ok := lookup("workspaceFolder"); ok {
 			path = filepath.Join(ws, path)
 		}
 	}
-	f, err := os.Open(path)
+	return path
+}
+
+// readEnvFile adds the KEY=VALUE lines of a VS Code envFile to env (blank
+// lines and # comments skipped, an optional "export " and quotes around
+// the value dropped); a key env already has keeps its value. The file is
+// read bounded (never a device or a FIFO).
+func readEnvFile(path string, env *map[string]string) error {
+	data, err := projfile.Read(path, maxEnvFileBytes, "")
 	if err != nil {
-		return fmt.Errorf("envFile: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEnvFileBytes+1))
-	if err != nil {
-		return fmt.Errorf("envFile: %v", err)
-	}
-	if len(data) > maxEnvFileBytes {
-		return fmt.Errorf("envFile %s: larger than %d bytes", path, maxEnvFileBytes)
+		return fmt.Errorf("envFile %v", err)
 	}
 	if *env == nil {
 		*env = map[string]string{}
@@ -201,4 +200,71 @@ func readEnvFile(path string, lookup func(string) (string, bool), env *map[strin
 		}
 	}
 	return nil
+}
+
+// jsonError is a JSON syntax or type error of a config file as
+// "line:col: message" (the caller puts the file name first). The offsets
+// of the error are those of data (stripJSONC keeps them).
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input":
+		return fmt.Errorf("%s: unexpected end of JSON input: a } or ] is missing", lineCol(data, len(data)))
+	case errors.As(err, &se):
+		return fmt.Errorf("%s: %s", lineCol(data, int(se.Offset)-1), se.Error())
+	case errors.As(err, &te):
+		return fmt.Errorf("%s: the file must hold a JSON object, not %s", lineCol(data, int(te.Offset)-1), jsonKind(te.Value))
+	}
+	return fmt.Errorf("%s: %v", lineCol(data, 0), err)
+}
+
+// lineCol is the 1-based line and column of byte offset off of data.
+func lineCol(data []byte, off int) string {
+	off = max(0, min(off, len(data)))
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("%d:%d", line, col)
+}
+
+// keyOffset is the offset of the value of the top-level key of the JSON
+// object data (plain JSON: see stripJSONC), or 0.
+func keyOffset(data []byte, key string) int {
+	members, _, err := objectMembers(data, jsonscan.Space(data, 0))
+	if err != nil {
+		return 0
+	}
+	for _, m := range members {
+		if m.key == key {
+			return m.valAt
+		}
+	}
+	return 0
+}
+
+// kindOf names the JSON kind of a raw value as UnmarshalTypeError does.
+func kindOf(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

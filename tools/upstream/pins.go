@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandcall/sandcall/store"
+	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // DefaultPinFile is where sandcall keeps the pins of upstream tool
@@ -98,7 +98,7 @@ type pinEntry struct {
 
 // fileStamp tells whether a file changed since it was read. Size and time
 // alone miss a rewrite within one tick of a coarse clock, so the file's
-// identity counts too: every write replaces the file (WriteFileAtomic).
+// identity counts too: every write replaces the file (projfile.WriteAtomic).
 type fileStamp struct {
 	size    int64
 	modTime time.Time
@@ -154,26 +154,20 @@ func (p *Pins) init() {
 // readPinFile returns the pins of the file at path (none if it does not
 // exist) and its stamp.
 func readPinFile(path string) (map[string]string, fileStamp, error) {
-	f, err := os.Open(path)
+	// Bounded, and never a device or a FIFO (a pin file in a checkout may
+	// be a link to /dev/zero).
+	data, err := projfile.Read(path, maxPinFileBytes, "")
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, fileStamp{}, nil
 	}
 	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
+		return nil, fileStamp{}, fmt.Errorf("%w: %v", ErrPinFile, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxPinFileBytes+1)); err != nil {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v", ErrPinFile, path, err)
-	}
-	if buf.Len() > maxPinFileBytes {
-		return nil, fileStamp{}, fmt.Errorf("%w: %s: larger than %d bytes", ErrPinFile, path, maxPinFileBytes)
-	}
-	m, err := parsePins(buf.Bytes())
+	m, err := parsePins(data)
 	if err != nil {
 		return nil, fileStamp{}, fmt.Errorf("%w: %s: %v; fix it or restore it from a backup (deleting it trusts every current upstream tool definition again)", ErrPinFile, path, err)
 	}
@@ -522,7 +516,7 @@ func writePinFile(path string, m map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := projfile.WriteAtomic(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("%w: %v", ErrPinFile, err)
 	}
 	return nil
@@ -531,7 +525,7 @@ func writePinFile(path string, m map[string]string) error {
 // readPinEntries returns the raw entries of a pin file, to keep the times
 // of unchanged pins.
 func readPinEntries(path string) (map[string]pinEntry, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := projfile.Read(path, maxPinFileBytes, "")
 	if err != nil {
 		return nil, false, err
 	}
@@ -540,49 +534,4 @@ func readPinEntries(path string) (map[string]pinEntry, bool, error) {
 		return nil, false, err
 	}
 	return pf.Tools, true, nil
-}
-
-// WriteFileAtomic replaces path with data: it writes a temporary file in
-// the same directory, syncs it, gives it mode perm and renames it over
-// path, then syncs the directory, so that a reader (or a crash) sees the
-// old file or the new one, never a part. A symbolic link at path is
-// followed: its target is replaced.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

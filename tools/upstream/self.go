@@ -2,33 +2,22 @@ package upstream
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
-// IsSelf reports whether the stdio server s is sandcall itself: its
-// command is this process's executable (the same file as self; "" looks
-// it up), or `go run` of sandcall's command. Another copy of sandcall is
-// not itself (its own NestedEnv check keeps it from recursing). A
-// client's config that lists sandcall beside its upstreams (the natural
-// Claude Code layout) is read by sandcall too; connecting to itself would
-// put sandcall_run_code in the catalog and let programs start nested runs
-// with fresh budgets, so such a server is skipped.
-//
-// A sandcall started with a flag that gives it a catalog of its own
-// (--demo, --tools-dir, --mcp-config) is a different tool set composed on
-// purpose, and is not itself.
-func IsSelf(s *Server, self string) bool {
+// IsSelf reports whether the stdio server s runs sandcall: its command,
+// resolved from the server's directory (root when it sets none) or PATH,
+// is this process's executable (the same file as self; "" looks it up) or
+// a program named sandcall, or it is `go run` of sandcall's command —
+// whatever its arguments. A client's config that lists sandcall beside
+// its upstreams (the natural Claude Code layout) is read by sandcall too;
+// connecting to itself would put sandcall_run_code in the catalog and let
+// programs start nested runs with fresh budgets, so such a server is
+// never started, and never trusted.
+func IsSelf(s *Server, self, root string) bool {
 	if s == nil || s.Type != TypeStdio || s.Command == "" {
 		return false
-	}
-	for _, a := range s.Args {
-		for _, f := range []string{"-demo", "-tools-dir", "-mcp-config"} {
-			if a == f || a == "-"+f || strings.HasPrefix(a, f+"=") || strings.HasPrefix(a, "-"+f+"=") {
-				return false
-			}
-		}
 	}
 	base := filepath.Base(s.Command)
 	if base == "go" && len(s.Args) > 0 && s.Args[0] == "run" {
@@ -40,26 +29,55 @@ func IsSelf(s *Server, self string) bool {
 		}
 		return false
 	}
+	if root == "" {
+		root = "."
+	}
+	path, err := resolveCommand(s, root)
+	if err != nil {
+		return base == "sandcall" // not found here: named so, it is meant to be sandcall
+	}
+	if b := filepath.Base(path); b == "sandcall" || b == "sandcall.exe" {
+		return true
+	}
 	if self == "" {
 		self, _ = os.Executable()
 	}
 	if self == "" {
 		return false
 	}
-	me, err := os.Stat(self)
-	if err != nil {
-		return false
-	}
-	path := s.Command
-	if !strings.ContainsRune(path, os.PathSeparator) {
-		if p, err := exec.LookPath(path); err == nil {
-			path = p
-		} else {
-			return false
+	me, err1 := os.Stat(self)
+	fi, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(fi, me)
+}
+
+// SelfMCPConfigs returns the files a sandcall entry (IsSelf) reads with
+// --mcp-config, resolved from the entry's directory (root when it sets
+// none): the files a client that starts this entry makes sandcall read.
+func SelfMCPConfigs(s *Server, root string) []string {
+	var out []string
+	for i := 0; i < len(s.Args); i++ {
+		a := s.Args[i]
+		var v string
+		switch {
+		case a == "--mcp-config" || a == "-mcp-config":
+			if i+1 < len(s.Args) {
+				v = s.Args[i+1]
+				i++
+			}
+		case strings.HasPrefix(a, "--mcp-config="):
+			v = strings.TrimPrefix(a, "--mcp-config=")
+		case strings.HasPrefix(a, "-mcp-config="):
+			v = strings.TrimPrefix(a, "-mcp-config=")
+		case a == "--":
+			return out
 		}
-	} else if !filepath.IsAbs(path) && s.Cwd != "" {
-		path = filepath.Join(s.Cwd, path)
+		if v == "" {
+			continue
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(workDir(s, root), v)
+		}
+		out = append(out, filepath.Clean(v))
 	}
-	fi, err := os.Stat(path)
-	return err == nil && os.SameFile(fi, me)
+	return out
 }

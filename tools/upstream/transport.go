@@ -71,6 +71,12 @@ func (t *originTransport) client() *http.Client {
 	}}
 }
 
+// OriginOf is the origin of u, scheme://host:port in lower case with the
+// scheme's default port made explicit; ok is false unless u is an http(s)
+// URL with a host. Credentials configured for one origin go to no other:
+// package openapi applies the same rule to HTTP APIs.
+func OriginOf(u *url.URL) (origin string, ok bool) { return originOf(u) }
+
 // originOf is scheme://host:port of u in lower case, with the scheme's
 // default port made explicit.
 func originOf(u *url.URL) (string, bool) {

@@ -1,6 +1,6 @@
 package main
 
-import "math"
+import "github.com/sandcall/sandcall/examples/internal/jsmath"
 
 // The workload's types, as the tools return them (examples/expense), and
 // the row of the answer with the key order program.js builds.
@@ -46,9 +46,10 @@ func distinctLevels(team []member) []string {
 // summarize is the arithmetic of program.js, in the same IEEE-754
 // operations in the same order, so that its JSON is the reference's byte
 // for byte: expenses[i] are team[i]'s rows, limits the travel limit of each
-// level. It is a copy of the reference's (examples/expense: Reference,
-// round2, jsRound) rather than an import, which would link the tools and
-// their dependencies into the guest.
+// level. It is a copy of the reference's (examples/expense: Reference)
+// rather than an import, which would link the tools and their
+// dependencies into the guest; the rounding is shared (jsmath), which
+// imports only the standard library.
 func summarize(team []member, limits map[string]float64, expenses [][]expenseRow) []overBudget {
 	over := []overBudget{} // [] rather than null when nobody is over
 	for i, m := range team {
@@ -61,34 +62,8 @@ func summarize(team []member, limits map[string]float64, expenses [][]expenseRow
 		limit := limits[m.Level]
 		if travel > limit {
 			over = append(over, overBudget{ID: m.ID, Name: m.Name, Level: m.Level,
-				TravelTotal: round2(travel), TravelLimit: limit, OverBy: round2(travel - limit)})
+				TravelTotal: jsmath.Round2(travel), TravelLimit: limit, OverBy: jsmath.Round2(travel - limit)})
 		}
 	}
 	return over
-}
-
-// round2 is Math.round(x * 100) / 100. The product is wrapped in
-// float64(...) so that no compiler may fuse it into a multiply-add.
-func round2(x float64) float64 {
-	return jsRound(float64(x*100)) / 100
-}
-
-// jsRound is ECMAScript Math.round: the integral value closest to x, ties
-// toward +Infinity, -0 for x in [-0.5, -0], NaN and infinities unchanged.
-func jsRound(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	t := math.Trunc(x)
-	d := x - t // exact
-	switch {
-	case x >= 0 && d >= 0.5:
-		t++
-	case x < 0 && d < -0.5:
-		t--
-	}
-	if t == 0 && (x < 0 || math.Signbit(x)) {
-		return math.Copysign(0, -1)
-	}
-	return t
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"testing"
 
 	"github.com/sandcall/sandcall/examples/expense"
@@ -60,20 +59,5 @@ func TestSummarize(t *testing.T) {
 	// Nobody over budget is [], as in JavaScript, not null.
 	if b, _ := json.Marshal(summarize(nil, nil, nil)); string(b) != "[]" {
 		t.Errorf("empty summary = %s", b)
-	}
-}
-
-func TestJSRound(t *testing.T) {
-	for _, c := range []struct{ x, want float64 }{
-		{2.5, 3}, {-2.5, -2}, {-2.6, -3}, {0.49999999999999994, 0}, {480126.00000000006, 480126},
-		{1.5, 2}, {-0.4, math.Copysign(0, -1)}, {math.Inf(1), math.Inf(1)},
-	} {
-		got := jsRound(c.x)
-		if got != c.want || math.Signbit(got) != math.Signbit(c.want) {
-			t.Errorf("jsRound(%v) = %v, want %v", c.x, got, c.want)
-		}
-	}
-	if !math.IsNaN(jsRound(math.NaN())) {
-		t.Error("jsRound(NaN) is not NaN")
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"os"
@@ -12,19 +12,19 @@ import (
 // configDocSection holds one table row per sandcall.yaml key:
 // | `key` | type | default | meaning |
 const (
-	configDocFile    = "../docs/configuration.md"
+	configDocFile    = "../../docs/configuration.md"
 	configDocSection = "## sandcall.yaml keys"
 )
 
 // TestConfigDocListsEveryKey: docs/configuration.md has a row, with a type,
 // a default and a meaning, for every key sandcall.yaml can hold (walked by
-// reflection from fileConfig's yaml tags), and no row for a key the code
+// reflection from File's yaml tags), and no row for a key the code
 // does not read.
 func TestConfigDocListsEveryKey(t *testing.T) {
 	t.Parallel()
-	keys := configKeys(reflect.TypeFor[fileConfig](), "")
+	keys := configKeys(reflect.TypeFor[File](), "")
 	if len(keys) < 40 {
-		t.Fatalf("walked only %d keys from fileConfig: %v", len(keys), keys)
+		t.Fatalf("walked only %d keys from File: %v", len(keys), keys)
 	}
 	rows, err := configDocRows(configDocFile)
 	if err != nil {
@@ -52,7 +52,7 @@ func TestConfigDocListsEveryKey(t *testing.T) {
 // key[], inline structs add their keys to their parent's.
 func TestConfigKeysNotation(t *testing.T) {
 	t.Parallel()
-	keys := configKeys(reflect.TypeFor[fileConfig](), "")
+	keys := configKeys(reflect.TypeFor[File](), "")
 	for _, want := range []string{
 		"version", "limits.timeout", "http.max_connections", "http.rate_limit.per_second",
 		"auth.tokens", "auth.tokens[].sha256", "auth.public_url", "auth.jwt.jwks_url",

@@ -2,32 +2,36 @@ package search
 
 import "math"
 
-// The gate decides whether a query's best-ranked tools answer it or
-// whether nothing in the catalog does ("void the invoice" where no tool
-// voids anything).
+// The confidence stage decides whether a query's best-ranked tools answer
+// it (Result.Confident) or whether none fits well enough to be sure
+// ("void the invoice" where no tool voids anything). It never empties an
+// answer: one that is not confident holds the closest tools and the
+// catalog's families.
 //
 // Five checks each once emptied a result on their own: a verb the catalog
 // never says, a service it lacks, an action that meets no tool's object,
-// a floor none of the best tools reaches, a query too vague. They still
-// decide alone for a query of at most shortQuery words, whose words are
-// what it asks, and in a catalog smaller than gateMinTools.
+// a floor none of the best tools reaches, a query too vague. They decide
+// alone in a catalog smaller than gateMinTools.
 //
-// For a longer request, in a catalog the size of the real ones, a
-// logistic model decides. It weighs the five checks with what else the
-// ranking knows: how well the best tools fit (their confidence against the
-// floor, how much of the request and of their names they cover, whether
-// their verb agrees, how well their server fits), how far they stand above
-// the rest, the request's words the catalog never uses and what it
-// implies. Its probability that the request is answered must reach
-// gateThreshold. A long request carries context no tool says (names,
-// places, reasons), so no one check tells a near miss from a request that
-// matches; the model weighs them together.
+// In a catalog the size of the real ones, a logistic model decides. It
+// weighs the five checks with what else the ranking knows: how well the
+// best tools fit (their confidence against the floor, how much of the
+// request and of their names they cover, whether their verb agrees, how
+// well their server fits), how far they stand above the rest, the
+// request's words the catalog never uses and what it implies. Its
+// probability that the query is answered must reach gateThreshold. A
+// request carries context no tool says (names, places, reasons), so no
+// one check tells a near miss from a request that matches; the model
+// weighs them together.
 //
 // The model is fitted to the labelled queries of the five real catalogs
 // in testdata, the sets held out to measure it excepted (gateHeldOut in
-// gate_test.go); TestGateWeights refits it and checks gateweights.go. Its
-// features are shares and ratios, not raw scores, which depend on how much
-// text a catalog's tools have. See the package doc for what it gained.
+// gate_test.go): a no-match request is a 0, an answerable query whose tool
+// is among the three best a 1. TestGateWeights refits it and checks
+// gateweights.go; TestGateLeftOut fits it on four catalogs and judges it on
+// the fifth. Its features are shares and ratios, not raw scores, which
+// depend on how much text a catalog's tools have.
+// docs/measurements/search.md says what it gained.
 
 // gateX is a query's features, indexed by the constants below.
 type gateX [nGate]float64
@@ -64,15 +68,6 @@ const (
 	nGate = gTop + 3*5
 )
 
-// queryFacts is what rank knows of a query when the gate weighs it.
-type queryFacts struct {
-	groups                                        []group
-	floor, coverTotal                             float64
-	specific, question, qVerb, inFam, unknownName bool
-	all                                           []Hit
-	concepts                                      map[string][]string
-}
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
@@ -80,16 +75,17 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// gateFeatures fills x (whose five checks rank has set) from q; top gives,
-// for a tool, its query coverage, name coverage, object strength, verb
-// agreement (1, 0, -1) and its server's share of the best server score.
-func (ix *Index) gateFeatures(x *gateX, q *queryFacts, top func(int32) [5]float64) {
+// gateFeatures fills x (whose five checks rank has set) from q (inFam:
+// it names a family) and all, its ranking; top gives, for a tool, its
+// query coverage, name coverage, object strength, verb agreement (1, 0,
+// -1) and its server's share of the best server score.
+func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top func(int32) [5]float64) {
 	x[gGroups] = float64(len(q.groups))
 	x[gFloorLevel] = q.floor
 	x[gSpecific] = b2f(q.specific)
 	x[gQuestion] = b2f(q.question)
 	x[gVerb] = b2f(q.qVerb)
-	x[gFamily] = b2f(q.inFam)
+	x[gFamily] = b2f(inFam)
 	x[gUnknownName] = b2f(q.unknownName)
 	var unk, unkCover float64
 	for _, g := range q.groups {
@@ -102,7 +98,7 @@ func (ix *Index) gateFeatures(x *gateX, q *queryFacts, top func(int32) [5]float6
 	x[gUnknownCover] = unkCover / max(q.coverTotal, 1e-9)
 	var conf, score [3]float64
 	var maxConf, max3 float64
-	for k, h := range q.all {
+	for k, h := range all {
 		if k >= gateWindow {
 			break
 		}
@@ -139,16 +135,3 @@ func gateProb(x *gateX) float64 {
 	}
 	return 1 / (1 + math.Exp(-z))
 }
-
-// gateThreshold is the least probability at which the gate returns a
-// request's tools. Fitted on four catalogs and tried on the fifth, in
-// turn, 0.3 to 0.5 trade whole requests for no-match requests along one
-// curve; 0.4 keeps whole requests and model-style queries where the
-// checks alone had them (see the package doc).
-const gateThreshold = 0.4
-
-// gateMinTools is the smallest catalog the model weighs: the catalogs it
-// was fitted to have 213 to 363 tools. In a much smaller one what a
-// query's best tools look like is not what the model learnt (one tool of
-// ten meets much of any query), and the checks decide alone.
-const gateMinTools = 100

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package projfile
+
+const nonBlock = 0
