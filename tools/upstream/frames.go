@@ -64,8 +64,8 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 // fill reads the next line into f.out: the line itself if it is at most
 // f.max bytes (with its newline), else the answer that replaces it.
 func (f *frameFilter) fill() {
-	if cap(f.line) > 1<<20 {
-		f.line = nil // not kept after a large answer
+	if cap(f.line) > keptLineBytes {
+		f.line = nil // not kept after a very large answer
 	}
 	f.line = f.line[:0]
 	for {
@@ -286,6 +286,10 @@ func (s *stdinCloser) Close() error {
 	}
 	return errors.New("unresponsive subprocess " + strconv.Itoa(s.cmd.Process.Pid))
 }
+
+// keptLineBytes is the most of its line buffer frameFilter keeps between
+// lines: answers of a few MiB reuse it rather than grow a new one each.
+const keptLineBytes = 4 << 20
 
 // frameBytes is the SDK's own cap on a frame from a stdio server, above
 // frameFilter's: a backstop only.

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -38,5 +39,31 @@ func TestFrameFilter(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkFrameFilter: reading stdio frames of 1 KiB and 1 MiB through
+// frameFilter against reading them as they are.
+func BenchmarkFrameFilter(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20} {
+		line := `{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("x", size) + `"}}` + "\n"
+		in := strings.Repeat(line, max(1, 4<<20/len(line)))
+		buf := make([]byte, 32<<10)
+		for _, mode := range []string{"raw", "filtered"} {
+			b.Run(fmt.Sprintf("%dKiB/%s", size>>10, mode), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for b.Loop() {
+					var r io.Reader = strings.NewReader(in)
+					if mode == "filtered" {
+						r = newFrameFilter(r, MaxResponseBytes)
+					}
+					for {
+						if _, err := r.Read(buf); err != nil {
+							break
+						}
+					}
+				}
+			})
+		}
 	}
 }
