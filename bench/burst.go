@@ -1,14 +1,10 @@
-package cli
+package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,24 +39,6 @@ func procCPU(pid int) (self, children time.Duration) {
 	}
 	// After the state (f[0]): utime f[11], stime f[12], cutime f[13], cstime f[14].
 	return n(11) + n(12), n(13) + n(14)
-}
-
-// childPIDs lists the live children of pid (every thread's).
-func childPIDs(pid int) []int {
-	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	var out []int
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }
 
 // cpuMeter measures the CPU a server process and its workers use over a
@@ -119,108 +97,40 @@ func (m *cpuMeter) perJob(jobs int) (server, workers float64) {
 			w -= c // reaped in the window: its whole time is in r
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(max(jobs, 1)) }
-	return ms(s - m.server0), ms(max(w, 0))
+	per := func(d time.Duration) float64 { return ms(d) / float64(max(jobs, 1)) }
+	return per(s - m.server0), per(max(w, 0))
 }
 
-// benchBurst starts `sandcall serve --http` with the demo tools and the
-// default pool, and sends it burstSize concurrent expense runs over one MCP
+// burst starts `sandcall serve --http` with the demo tools and the default
+// pool, and sends it burstSize concurrent expense runs over one MCP
 // session, rounds times (after one untimed round). Every run must come back
 // with the exact result: an E_BUSY fails the bench. The row's times are the
 // rounds' wall times (first request to last result).
-func benchBurst(ctx context.Context, rounds int, reuse int) (benchRow, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return benchRow{}, err
-	}
+func burst(ctx context.Context, exe string, rounds int, reuse int) (Row, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "serve", "--demo", "--http", "127.0.0.1:0", "--worker-reuse", strconv.Itoa(reuse))
-	cmd.Dir = os.TempDir() // no sandcall.yaml of the working directory
-	stderr, err := cmd.StderrPipe()
+	s, err := startHTTP(ctx, exe, "--worker-reuse", strconv.Itoa(reuse))
 	if err != nil {
-		return benchRow{}, err
+		return Row{}, err
 	}
-	if err := cmd.Start(); err != nil {
-		return benchRow{}, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-urlc:
-	case <-time.After(30 * time.Second):
-		return benchRow{}, errors.New("burst: the server did not start listening")
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandcall-bench", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: url}, nil)
+	defer s.close()
+	cs, err := s.client(ctx)
 	if err != nil {
-		return benchRow{}, err
+		return Row{}, err
 	}
 	defer cs.Close()
 	w := workloadNamed("expense")
-	var input any
-	_ = json.Unmarshal(w.Input, &input)
-	round := func() error {
-		var wg sync.WaitGroup
-		errs := make(chan error, burstSize)
-		for i := 0; i < burstSize; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": w.Program, "input": input}})
-				if err != nil {
-					errs <- err
-					return
-				}
-				var out struct {
-					OK     bool            `json:"ok"`
-					Result json.RawMessage `json:"result"`
-					Error  *struct{ Code, Message string }
-				}
-				b, _ := json.Marshal(res.StructuredContent)
-				_ = json.Unmarshal(b, &out)
-				if !out.OK || !jsonEqual(out.Result, []byte(w.Want)) {
-					errs <- fmt.Errorf("burst run: ok=%v %.60s %+v", out.OK, out.Result, out.Error)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		n := 0
-		var first error
-		for err := range errs {
-			if n++; first == nil {
-				first = err
-			}
-		}
-		if first != nil {
-			return fmt.Errorf("%d of %d runs failed; first: %w", n, burstSize, first)
-		}
-		return nil
-	}
+	round := func() error { return concurrently(ctx, cs, burstSize, w.Program, w.Input, w.Want) }
 	if err := round(); err != nil { // untimed: the server warms up
-		return benchRow{}, err
+		return Row{}, err
 	}
-	pid := cmd.Process.Pid
+	pid := s.pid()
 	meter := newCPUMeter(pid, func() []int { return childPIDs(pid) })
 	var ds []time.Duration
 	for i := 0; i < rounds; i++ {
 		t0 := time.Now()
 		if err := round(); err != nil {
-			return benchRow{}, err
+			return Row{}, err
 		}
 		ds = append(ds, time.Since(t0))
 	}
@@ -230,12 +140,35 @@ func benchBurst(ctx context.Context, rounds int, reuse int) (benchRow, error) {
 	return row, nil
 }
 
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// concurrently sends n run_code calls of code at once over cs and waits
+// for them all; every result must be want.
+func concurrently(ctx context.Context, cs *mcp.ClientSession, n int, code string, input json.RawMessage, want string) error {
+	var in any
+	if input != nil {
+		_ = json.Unmarshal(input, &in)
 	}
-	ja, _ := json.Marshal(x)
-	jb, _ := json.Marshal(y)
-	return string(ja) == string(jb)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := runCode(ctx, cs, code, in, want); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	var first error
+	for err := range errs {
+		if failed++; first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return fmt.Errorf("%d of %d runs failed; first: %w", failed, n, first)
+	}
+	return nil
 }
