@@ -11,66 +11,196 @@ import (
 	"time"
 )
 
-// expireIdle discards the workers kept idle for longer than idleTTL.
+// warmHold is how long demand keeps the warm workers it called for, and
+// how long a used worker is kept idle for its principal: past it, the
+// surplus goes, so that a pool after a burst is back to Config.Size warm
+// workers within seconds.
+const warmHold = 5 * time.Second
+
+// demand remembers when jobs took warm workers (the last warmHold) and how
+// long starts take, to size the warm pool.
+type demand struct {
+	takes []time.Time // oldest first
+	start time.Duration
+}
+
+// maxTakes bounds the takes remembered: past it the oldest go (the
+// estimate then spans less than warmHold, which only matters at more than
+// maxTakes starts in warmHold).
+const maxTakes = 256
+
+func (d *demand) took(now time.Time) {
+	if len(d.takes) == maxTakes {
+		d.takes = append(d.takes[:0], d.takes[1:]...)
+	}
+	d.takes = append(d.takes, now)
+}
+
+func (d *demand) started(took time.Duration) {
+	if d.start == 0 {
+		d.start = took
+	} else {
+		d.start = (3*d.start + took) / 4
+	}
+}
+
+// spares returns how many warm workers the demand calls for at now: the
+// workers taken at the busiest second of the last warmHold, times twice
+// the time a start takes (a worker taken is replaced before the next is
+// needed), rounded up; zero without a take in warmHold.
+func (d *demand) spares(now time.Time) int {
+	k := 0
+	for k < len(d.takes) && now.Sub(d.takes[k]) > warmHold {
+		k++
+	}
+	d.takes = append(d.takes[:0], d.takes[k:]...)
+	busiest := 0
+	for i, j := 0, 0; j < len(d.takes); j++ {
+		for d.takes[j].Sub(d.takes[i]) >= time.Second {
+			i++
+		}
+		busiest = max(busiest, j-i+1)
+	}
+	if busiest == 0 {
+		return 0
+	}
+	start := d.start
+	if start == 0 {
+		start = 50 * time.Millisecond // before the first start is measured
+	}
+	return int((time.Duration(busiest)*2*start + time.Second - 1) / time.Second)
+}
+
+// idle reports whether no warm worker was taken in warmHold before now.
+func (d *demand) idle(now time.Time) bool {
+	return len(d.takes) == 0 || now.Sub(d.takes[len(d.takes)-1]) > warmHold
+}
+
+// took records that a job took a warm worker, and has the filler replace
+// it.
+func (p *Pool) took(now time.Time) {
+	p.mu.Lock()
+	p.demand.took(now)
+	p.mu.Unlock()
+	p.kickFill()
+}
+
+// kickFill has the filler look again at what to start.
+func (p *Pool) kickFill() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// target returns how many warm workers to keep, ready or starting: Size,
+// or what the demand and the jobs waiting for a fresh worker call for, up
+// to MaxWarm. Called with p.mu held.
+func (p *Pool) target(now time.Time) int {
+	return min(max(p.cfg.Size, p.demand.spares(now), int(p.wanting.Load())), p.cfg.MaxWarm)
+}
+
+// fill keeps the warm workers the pool wants, ready or starting, and
+// retires the surplus when demand has gone; with NoRefill it starts Size
+// workers once.
+func (p *Pool) fill() {
+	defer p.fillWG.Done()
+	if p.cfg.NoRefill {
+		p.mu.Lock()
+		for range p.cfg.Size {
+			p.spawn()
+		}
+		p.mu.Unlock()
+		return
+	}
+	t := time.NewTicker(time.Second) // demand decays; failed starts are retried
+	defer t.Stop()
+	for {
+		now := time.Now()
+		p.mu.Lock()
+		if !now.Before(p.retryAt) {
+			for want := p.target(now); len(p.ready)+p.nstart < want; {
+				p.spawn()
+			}
+		}
+		retire := p.demand.idle(now)
+		p.mu.Unlock()
+		if retire {
+			p.retireSurplus()
+		}
+		select {
+		case <-p.kick:
+		case <-t.C:
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// spawn starts one worker in the background; called with p.mu held.
+func (p *Pool) spawn() {
+	p.nstart++
+	p.fillWG.Add(1)
+	go func() {
+		defer p.fillWG.Done()
+		t0 := time.Now()
+		w, err := p.start()
+		p.mu.Lock()
+		p.nstart--
+		if err != nil {
+			p.lastErr = err
+			p.backoff = min(max(2*p.backoff, 10*time.Millisecond), 2*time.Second)
+			p.retryAt = time.Now().Add(p.backoff)
+			p.mu.Unlock()
+			p.log.Error("worker did not start", "err", err)
+			if p.cfg.NoRefill {
+				p.failedOnce.Do(func() { close(p.failed) })
+			}
+			time.AfterFunc(p.backoff, p.kickFill)
+			return
+		}
+		p.lastErr, p.backoff, p.retryAt = nil, 0, time.Time{}
+		p.demand.started(time.Since(t0))
+		p.mu.Unlock()
+		if p.ctx.Err() != nil {
+			w.kill(endShutdown)
+			w.release()
+			return
+		}
+		select {
+		case p.ready <- w: // room: ready and starting stay within MaxWarm
+		default:
+			w.discard()
+		}
+		p.kickFill()
+	}()
+}
+
+// retireSurplus discards the warm workers past Size.
+func (p *Pool) retireSurplus() {
+	for len(p.ready) > p.cfg.Size {
+		select {
+		case w := <-p.ready:
+			w.discard()
+		default:
+			return
+		}
+	}
+}
+
+// expireIdle discards the used workers kept idle for longer than warmHold.
 func (p *Pool) expireIdle() {
 	defer p.fillWG.Done()
-	t := time.NewTicker(idleTTL / 4)
+	t := time.NewTicker(warmHold / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.ctx.Done():
 			return
 		case now := <-t.C:
-			for _, w := range p.sched.expire(now.Add(-idleTTL)) {
+			for _, w := range p.sched.expire(now.Add(-warmHold)) {
 				w.discard()
 			}
-		}
-	}
-}
-
-// fill keeps Size workers warm or starting.
-func (p *Pool) fill() {
-	defer p.fillWG.Done()
-	backoff := 10 * time.Millisecond
-	started := 0
-	for {
-		select {
-		case p.slots <- struct{}{}:
-		case <-p.ctx.Done():
-			return
-		}
-		w, err := p.start()
-		if err != nil {
-			<-p.slots
-			p.mu.Lock()
-			p.lastErr = err
-			p.mu.Unlock()
-			p.log.Error("worker did not start", "err", err)
-			if p.cfg.NoRefill {
-				close(p.failed)
-				return
-			}
-			select {
-			case <-time.After(backoff):
-			case <-p.ctx.Done():
-				return
-			}
-			backoff = min(2*backoff, 2*time.Second)
-			continue
-		}
-		backoff = 10 * time.Millisecond
-		p.mu.Lock()
-		p.lastErr = nil
-		p.mu.Unlock()
-		select {
-		case p.ready <- w:
-		case <-p.ctx.Done():
-			w.kill(endShutdown)
-			w.release()
-			return
-		}
-		if started++; p.cfg.NoRefill && started >= p.cfg.Size {
-			return
 		}
 	}
 }
@@ -133,8 +263,15 @@ func (p *Pool) start() (*worker, error) {
 	// new worker starts at low priority and gets normal priority once it is
 	// ready, or as soon as a job waits for it. (PRIO_PGRP reaches every
 	// thread of the worker, which leads its own process group.)
-	p.starting.Store(int64(cmd.Process.Pid))
-	defer p.starting.Store(0)
+	pid := cmd.Process.Pid
+	p.mu.Lock()
+	p.starting[pid] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.starting, pid)
+		p.mu.Unlock()
+	}()
 	niced := p.running.Load() > 0 && p.wanting.Load() == 0
 	if niced {
 		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, startNice)

@@ -19,17 +19,20 @@ type Config struct {
 	// Command starts one worker: a path and its arguments. If empty, this
 	// executable re-executed with the hidden "worker" subcommand.
 	Command []string
-	// Size is the number of warm workers kept ready. If zero, the number of
-	// CPUs.
+	// Size is the number of warm workers kept ready at rest. If zero, 1.
 	Size int
+	// MaxWarm is the most warm workers kept ready, or starting, while
+	// demand calls for more than Size (see Pool). If zero, Size or the
+	// number of CPUs, whichever is larger.
+	MaxWarm int
 	// MaxRunning is how many jobs run at once, all principals together. If
-	// zero, 4 × Size.
+	// zero, 4 × the number of CPUs.
 	MaxRunning int
 	// Queue is how many jobs may wait for a running slot when all are
 	// taken; past it a job gets E_BUSY at once (unless its principal holds
-	// less of the queue than another, see Pool). If zero, 128 or 16 × Size,
-	// whichever is larger: a burst of 64 small runs waits instead of
-	// failing. Negative means no queue.
+	// less of the queue than another, see Pool). If zero, 128 or 16 × the
+	// number of CPUs, whichever is larger: a burst of 64 small runs waits
+	// instead of failing. Negative means no queue.
 	Queue int
 	// QueueTimeout is how long a job may wait for a worker before E_BUSY.
 	// Waiting does not count against the job's own time limit. If zero,
@@ -89,28 +92,42 @@ type Config struct {
 // fewest jobs running, and a principal holding the most of a full queue
 // gives up its newest place to a newcomer holding less. Alone, a principal
 // may use the whole pool and the whole queue.
+//
+// Warm workers are kept for demand: Config.Size of them at rest, and while
+// jobs take them, as many as are taken within twice the time a start takes
+// at the busiest second of the last few seconds (or as many as jobs wait
+// for, if more), up to Config.MaxWarm; several start at once. Warm workers
+// past Size go when no job has taken one for a few seconds, and so do used
+// workers kept idle for their principal: after a burst the pool is back to
+// Size warm workers within seconds. A worker idle for a second gives its
+// unused memory back (WorkerConfig.IdleRelease).
 type Pool struct {
-	cfg   Config
-	log   *slog.Logger
-	ready chan *worker
-	slots chan struct{} // one token per warm or starting worker
-	sched *sched
+	cfg     Config
+	maxWarm int
+	log     *slog.Logger
+	ready   chan *worker
+	kick    chan struct{} // the filler looks again (capacity 1)
+	sched   *sched
 
 	ctx     context.Context
 	cancel  context.CancelFunc
 	fillWG  sync.WaitGroup
 	running atomic.Int32 // jobs running now
-	// starting is the PID of the worker being started (0: none);
-	// wanting counts jobs waiting for a fresh worker. A start is niced
-	// only while no job waits for it.
-	starting atomic.Int64
-	wanting  atomic.Int32
+	// wanting counts jobs waiting for a fresh worker. A start is niced only
+	// while no job waits for it.
+	wanting atomic.Int32
 
-	failed chan struct{} // closed when a NoRefill pool's worker did not start
+	failed     chan struct{} // closed when a NoRefill pool's worker did not start
+	failedOnce sync.Once
 
-	mu      sync.Mutex // guards live and lastErr
-	live    map[*worker]struct{}
-	lastErr error
+	mu       sync.Mutex // guards the fields below
+	live     map[*worker]struct{}
+	lastErr  error
+	demand   demand
+	starting map[int]struct{} // PIDs of workers starting, before they report ready
+	nstart   int              // starts in progress, including those not yet spawned
+	backoff  time.Duration    // after a failed start; 0 when the last start succeeded
+	retryAt  time.Time        // no start before this after a failure
 }
 
 var _ sandbox.Executor = (*Pool)(nil)
@@ -126,13 +143,20 @@ func New(cfg Config) (*Pool, error) {
 	}
 	cfg.Command = append([]string(nil), cfg.Command...)
 	if cfg.Size <= 0 {
-		cfg.Size = runtime.NumCPU()
+		cfg.Size = 1
+	}
+	if cfg.MaxWarm <= 0 {
+		cfg.MaxWarm = runtime.NumCPU()
+	}
+	cfg.MaxWarm = max(cfg.MaxWarm, cfg.Size)
+	if cfg.NoRefill {
+		cfg.MaxWarm = cfg.Size
 	}
 	if cfg.MaxRunning <= 0 {
-		cfg.MaxRunning = 4 * cfg.Size
+		cfg.MaxRunning = 4 * runtime.NumCPU()
 	}
 	if cfg.Queue == 0 {
-		cfg.Queue = max(128, 16*cfg.Size)
+		cfg.Queue = max(128, 16*runtime.NumCPU())
 	}
 	if cfg.Queue < 0 {
 		cfg.Queue = 0
@@ -157,13 +181,14 @@ func New(cfg Config) (*Pool, error) {
 	}
 	cfg.Env = append([]string(nil), cfg.Env...)
 	p := &Pool{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		ready:  make(chan *worker, cfg.Size),
-		slots:  make(chan struct{}, cfg.Size),
-		sched:  newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
-		live:   make(map[*worker]struct{}),
-		failed: make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		ready:    make(chan *worker, cfg.MaxWarm),
+		kick:     make(chan struct{}, 1),
+		sched:    newSched(cfg.MaxRunning, cfg.Queue, cfg.MaxRunning),
+		live:     make(map[*worker]struct{}),
+		starting: make(map[int]struct{}),
+		failed:   make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -197,14 +222,23 @@ func (p *Pool) Idle() int {
 	return len(p.sched.idle)
 }
 
-// Size returns the number of warm workers the pool keeps.
+// Size returns the number of warm workers the pool keeps at rest.
 func (p *Pool) Size() int { return p.cfg.Size }
 
 // Close stops refilling and kills every worker, idle or busy. Jobs running
 // on killed workers end with E_CANCELLED.
 func (p *Pool) Close() error {
 	p.cancel()
+	p.killLive() // starting workers too: their starts end now
 	p.fillWG.Wait()
+	for _, w := range p.killLive() {
+		w.release()
+	}
+	return nil
+}
+
+// killLive kills every live worker and returns them.
+func (p *Pool) killLive() []*worker {
 	p.mu.Lock()
 	ws := make([]*worker, 0, len(p.live))
 	for w := range p.live {
@@ -214,10 +248,7 @@ func (p *Pool) Close() error {
 	for _, w := range ws {
 		w.kill(endShutdown)
 	}
-	for _, w := range ws {
-		w.release()
-	}
-	return nil
+	return ws
 }
 
 // Execute implements sandbox.Executor: it waits for a running slot (see
@@ -275,13 +306,17 @@ func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox
 	select {
 	case w = <-p.ready:
 	default:
-		// A job now waits for the worker being started: it must not
-		// start at low priority behind the running jobs.
+		// A job now waits for a worker being started: none may start at
+		// low priority behind the running jobs, and the filler may need to
+		// start more.
 		p.wanting.Add(1)
 		defer p.wanting.Add(-1)
-		if pid := p.starting.Load(); pid > 0 {
-			_ = syscall.Setpriority(syscall.PRIO_PGRP, int(pid), 0)
+		p.mu.Lock()
+		for pid := range p.starting {
+			_ = syscall.Setpriority(syscall.PRIO_PGRP, pid, 0)
 		}
+		p.mu.Unlock()
+		p.kickFill()
 		t := time.NewTimer(p.cfg.QueueTimeout)
 		defer t.Stop()
 		select {
@@ -296,7 +331,7 @@ func (p *Pool) acquire(ctx context.Context, principal string) (*worker, *sandbox
 			return nil, sandbox.Errorf(sandbox.ECancelled, "", "the server is shutting down")
 		}
 	}
-	<-p.slots // the filler may start a replacement now
+	p.took(time.Now())
 	w.principal = principal
 	return w, nil
 }
