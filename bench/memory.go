@@ -25,9 +25,9 @@ return t;`
 // after the session starts); after the burst it watches memAfter.
 const (
 	memSample   = 250 * time.Millisecond
-	memQuiet    = 2 * time.Second
+	memQuiet    = 5 * time.Second
 	memStable   = 1 << 20
-	memIdleWait = 20 * time.Second
+	memIdleWait = 30 * time.Second
 	memAfter    = 15 * time.Second
 	// memReport is when after the burst the "after-burst" row's RSS is
 	// read: the goal is to be back at the idle level by then.
