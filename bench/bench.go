@@ -44,7 +44,7 @@ type Config struct {
 	// third of them, the burst a tenth). If zero, 30.
 	Runs int
 	// Reuse is how many runs of one principal a process-tier worker serves.
-	// If zero, 16.
+	// If zero, 64 (the command's default).
 	Reuse int
 	// Workloads to measure (see Workloads); nil means all.
 	Workloads []string
@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Runs = 30
 	}
 	if cfg.Reuse <= 0 {
-		cfg.Reuse = 16
+		cfg.Reuse = 64
 	}
 	if cfg.LoadDuration <= 0 {
 		cfg.LoadDuration = 10 * time.Second

@@ -20,11 +20,12 @@ import (
 )
 
 // workerArgs are the arguments that start a worker for jobs within limits.
-// warmTS has each worker transpile a small TypeScript program before it is
-// ready (~10 ms of esbuild's first-call set-up, so that a TypeScript job
-// does not pay it on its clock): worth it for a pool started ahead of its
-// jobs, not for the one worker of `sandcall run`, whose start is the
-// program's latency.
+// warmTS has each worker transpile a small TypeScript program once it has
+// waited a second for a job (esbuild's first-call set-up, 1-10 ms, so that a
+// TypeScript job does not pay it on its clock): worth it for a pool's
+// workers kept warm, not for the one worker of `sandcall run`, whose start
+// is the program's latency, and not for a worker taken as soon as it is
+// ready, whose start is CPU the jobs need.
 //
 // reuse is how many jobs the worker will serve: its RLIMIT_CPU, which spans
 // its whole life, is the backstop for that many jobs (the supervisor
@@ -107,8 +108,8 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		// Without --warm-ts the worker was started for one program (see
 		// workerArgs): its start-up is that program's latency.
 		KeepWarmGarbage: !*warmTypeScript,
-		Warm: func() {
-			warmEngine(eng)
+		Warm:            func() { warmEngine(eng) },
+		WarmIdle: func() {
 			if *warmTypeScript {
 				warmTS(tsx)
 			}

@@ -56,6 +56,11 @@ type WorkerConfig struct {
 	// (ReleaseMemory: its free heap and the pages of its executable), so
 	// that an idle worker holds little. If zero, 1 s; if negative, never.
 	IdleRelease time.Duration
+	// WarmIdle, if set, runs once, the first time the worker has waited
+	// IdleRelease for a job (before it gives back memory): warm-up that
+	// only some jobs need, which a worker taken as soon as it is ready
+	// (under load) then never pays for.
+	WarmIdle func()
 }
 
 // ServeWorker is the body of the hidden `worker` subcommand: it warms the
@@ -150,6 +155,10 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		case <-idle.C:
 			if cleaned != nil {
 				<-cleaned
+			}
+			if cfg.WarmIdle != nil {
+				cfg.WarmIdle()
+				cfg.WarmIdle = nil
 			}
 			releaseIdle()
 			lastCollected = allocated()
