@@ -86,7 +86,11 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	tsx := ts.New(ts.Config{JS: eng, CacheBytes: tsBytes})
 	// WebAssembly is compiled here, in the worker, where a compile-time
 	// bomb or code that stalls the runtime costs only this process.
-	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: modules, CompileTimeout: time.Duration(max(*compileSeconds, 1)) * time.Second})
+	// The supervisor kills the worker at a run's deadline and on
+	// cancellation, so compiled code need not check for them at every loop
+	// iteration (NoInterrupt; each check is a call into Go).
+	w, err := wasm.New(wasm.Config{Compiler: true, NoInterrupt: true, CacheSize: modules,
+		CompileTimeout: time.Duration(max(*compileSeconds, 1)) * time.Second})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitFailure
