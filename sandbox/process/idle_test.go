@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func TestIdleWorkerReleasesMemory(t *testing.T) {
 		if !keep {
 			<-released // idle once ready
 		}
-		body, _ := json.Marshal(&sandbox.Job{RunID: "t", Program: sandbox.Program{Source: "ok"}, Limits: sandbox.Limits{Timeout: time.Second}.Resolve()})
+		body, _ := encodeJob(&sandbox.Job{RunID: "t", Program: sandbox.Program{Source: "ok"}, Limits: sandbox.Limits{Timeout: time.Second}.Resolve()})
 		if err := writeFrame(inW, kindJob, body); err != nil {
 			t.Fatal(err)
 		}

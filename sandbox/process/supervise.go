@@ -210,7 +210,11 @@ func (w *worker) run(ctx context.Context, job *sandbox.Job, host sandbox.Host, g
 	psink, _ := host.(sandbox.PartialSink)
 	async, _ := host.(sandbox.AsyncHost)
 
-	if err := w.send(kindJob, job); err != nil {
+	body, err := encodeJob(job)
+	if err == nil {
+		err = w.fw.send(kindJob, body)
+	}
+	if err != nil {
 		w.kill(endProtocol)
 		return &sandbox.Outcome{Err: sandbox.Errorf(sandbox.EWorkerCrashed, "Run the program again.", "the worker died before it received the job")}, false
 	}

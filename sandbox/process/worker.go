@@ -166,11 +166,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		}
 		idle.Stop()
 		n++
-		var job sandbox.Job
-		if err := json.Unmarshal(body, &job); err != nil {
+		job, err := decodeJob(body)
+		if err != nil {
 			return fmt.Errorf("process: bad job: %w", err)
 		}
-		if err := serveJob(ctx, &job, h, cfg); err != nil {
+		if err := serveJob(ctx, job, h, cfg); err != nil {
 			return err
 		}
 		if cfg.Jobs > 0 && n >= cfg.Jobs {
