@@ -209,17 +209,10 @@ func (bp *pool) workers() []int {
 	return slices.Clone(bp.pids)
 }
 
-// note names the tier and the RSS of the idle, warm workers.
+// note names the tier's confinement layers (the memory workload measures
+// what workers hold at rest).
 func (bp *pool) note() string {
-	bp.waitWarm()
-	pids := bp.workers()
-	var rss []string
-	for _, pid := range pids[max(0, len(pids)-bp.pool.Size()):] {
-		if kb := vmRSS(pid); kb > 0 {
-			rss = append(rss, fmt.Sprintf("%.1f MB", float64(kb)/1024))
-		}
-	}
-	return fmt.Sprintf("process tier: %s; RSS of idle warm workers: %s", bp.tier, strings.Join(rss, ", "))
+	return "process tier: " + bp.tier
 }
 
 // interleaveBlock is how many runs of one tier go in a row before the other
