@@ -101,15 +101,23 @@ func (m *cpuMeter) perJob(jobs int) (server, workers float64) {
 	return per(s - m.server0), per(max(w, 0))
 }
 
+// burstRefill is how long the default transport rate limit (50 requests a
+// second, bursts of 200, for each principal; every local client is the
+// same one) takes to refill a round's requests: rounds start at least that
+// far apart (an untimed pause after a quicker round), so that rounds back
+// to back do not run out of requests.
+const burstRefill = burstSize * time.Second / 50
+
 // burst starts `sandcall serve --http` with the demo tools and the default
-// pool, and sends it burstSize concurrent expense runs over one MCP
-// session, rounds times (after one untimed round). Every run must come back
-// with the exact result: an E_BUSY fails the bench. The row's times are the
-// rounds' wall times (first request to last result).
+// settings, and sends it burstSize concurrent expense runs over one MCP
+// session, rounds times (after one untimed round), burstRefill apart. Every
+// run must come back with the exact result: an E_BUSY or a 429 fails the
+// bench. The row's times are the rounds' wall times (first request to last
+// result).
 func burst(ctx context.Context, exe string, rounds int, reuse int) (Row, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := startHTTP(ctx, exe, "--worker-reuse", strconv.Itoa(reuse))
+	s, err := startHTTP(ctx, exe, "", "--worker-reuse", strconv.Itoa(reuse))
 	if err != nil {
 		return Row{}, err
 	}
@@ -121,6 +129,7 @@ func burst(ctx context.Context, exe string, rounds int, reuse int) (Row, error) 
 	defer cs.Close()
 	w := workloadNamed("expense")
 	round := func() error { return concurrently(ctx, cs, burstSize, w.Program, w.Input, w.Want) }
+	last := time.Now()
 	if err := round(); err != nil { // untimed: the server warms up
 		return Row{}, err
 	}
@@ -128,7 +137,9 @@ func burst(ctx context.Context, exe string, rounds int, reuse int) (Row, error) 
 	meter := newCPUMeter(pid, func() []int { return childPIDs(pid) })
 	var ds []time.Duration
 	for i := 0; i < rounds; i++ {
+		time.Sleep(time.Until(last.Add(burstRefill)))
 		t0 := time.Now()
+		last = t0
 		if err := round(); err != nil {
 			return Row{}, err
 		}

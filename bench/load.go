@@ -39,7 +39,7 @@ func load(ctx context.Context, cfg Config) ([]Row, error) {
 func loadTier(ctx context.Context, cfg Config, tier string) (Row, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := startHTTP(ctx, cfg.Exe, "--isolation", tier, "--worker-reuse", strconv.Itoa(cfg.Reuse))
+	s, err := startHTTP(ctx, cfg.Exe, noRateLimit, "--isolation", tier, "--worker-reuse", strconv.Itoa(cfg.Reuse))
 	if err != nil {
 		return Row{}, err
 	}

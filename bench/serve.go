@@ -28,27 +28,31 @@ type server struct {
 	cs *mcp.ClientSession
 }
 
-// benchConfig is the server's sandcall.yaml: the transport rate limit is
-// off, since the burst and load workloads measure the server, not the
-// default limit of 50 requests a second for one principal (all local
-// clients are one principal, and 64 concurrent runs of a burst, or ten
-// clients, pass it within seconds).
-const benchConfig = "version: 1\nhttp:\n  rate_limit:\n    per_second: -1\n"
+// noRateLimit is the load workload's sandcall.yaml: the transport rate
+// limit off, since ten clients sending runs back to back measure the
+// server, not the default limit of 50 requests a second for one principal
+// (all local clients are one principal) which they pass within a second.
+const noRateLimit = "version: 1\nhttp:\n  rate_limit:\n    per_second: -1\n"
 
-// startHTTP starts `sandcall serve --demo --http 127.0.0.1:0 args...` and
-// waits for the URL it prints.
-func startHTTP(ctx context.Context, exe string, args ...string) (*server, error) {
+// startHTTP starts `sandcall serve --demo --http 127.0.0.1:0 args...` with
+// config as its sandcall.yaml ("": none, the defaults) and waits for the URL
+// it prints.
+func startHTTP(ctx context.Context, exe, config string, args ...string) (*server, error) {
 	dir, err := os.MkdirTemp("", "sandcall-bench-serve-")
 	if err != nil {
 		return nil, err
 	}
-	cfg := filepath.Join(dir, "sandcall.yaml")
-	if err := os.WriteFile(cfg, []byte(benchConfig), 0o600); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	cmdArgs := []string{"serve", "--demo", "--http", "127.0.0.1:0"}
+	if config != "" {
+		cfg := filepath.Join(dir, "sandcall.yaml")
+		if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		cmdArgs = append(cmdArgs, "--config", cfg)
 	}
 	s := &server{dir: dir}
-	s.cmd = exec.CommandContext(ctx, exe, append([]string{"serve", "--demo", "--http", "127.0.0.1:0", "--config", cfg}, args...)...)
+	s.cmd = exec.CommandContext(ctx, exe, append(cmdArgs, args...)...)
 	s.cmd.Dir = dir
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
