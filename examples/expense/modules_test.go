@@ -2,20 +2,13 @@ package expense_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
-	"github.com/sandcall/sandcall/bindings"
 	"github.com/sandcall/sandcall/examples/expense"
-	"github.com/sandcall/sandcall/internal/testenv"
-	"github.com/sandcall/sandcall/sandbox"
-	"github.com/sandcall/sandcall/sandbox/wasm"
-	"github.com/sandcall/sandcall/tools"
 )
 
 // cBuild is the C guest's build (see c/expense.c and modules.go), and the
@@ -48,54 +41,5 @@ func TestModuleCMatchesSource(t *testing.T) {
 	}
 	if !bytes.Equal(b, expense.ModuleC) {
 		t.Errorf("c/expense.wasm (%d bytes) is not the build of c/expense.c (%d bytes): run go generate ./examples/expense", len(expense.ModuleC), len(b))
-	}
-}
-
-// TestModules runs both guests on the WebAssembly engine (the interpreter,
-// as in-process; the compiler, as in a worker): each returns
-// ReferenceSummary byte for byte after the workload's 56 calls, twice (the
-// second run finds the module compiled).
-func TestModules(t *testing.T) {
-	for name, mod := range map[string][]byte{"c": expense.ModuleC, "go": expense.ModuleGo()} {
-		for _, compiler := range []bool{false, true} {
-			t.Run(name+map[bool]string{false: "/interpreter", true: "/compiler"}[compiler], func(t *testing.T) {
-				if name == "go" && (testing.Short() || testenv.Race) {
-					// Race-instrumented, wazero takes about a minute to compile
-					// or interpret the 3.4 MB Go module; examples/expense/wasm
-					// runs it without -race.
-					t.Skip("-short or -race: the Go guest takes tens of seconds here")
-				}
-				c, err := tools.NewCatalog(expense.Tools()...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := bindings.NewBroker(bindings.BrokerConfig{Catalog: c})
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, err := wasm.New(wasm.Config{Compiler: compiler, CompileTimeout: 2 * time.Minute})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { e.Close(context.Background()) })
-				r, err := bindings.NewRunner(bindings.RunnerConfig{Broker: b, Executor: e,
-					Languages: []sandbox.Language{sandbox.WASM}, Limits: sandbox.Limits{Timeout: sandbox.MaxTimeout}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for range 2 {
-					res := r.Run(context.Background(), bindings.RunRequest{Program: sandbox.Program{Language: sandbox.WASM, Module: mod}})
-					if !res.OK {
-						t.Fatalf("run failed: %v (logs %q)", res.Error, res.Logs)
-					}
-					if want := expense.ReferenceSummary(); !bytes.Equal(res.Result, want) {
-						t.Fatalf("result differs from ReferenceSummary:\n got %s\nwant %s", res.Result, want)
-					}
-					if res.Calls.Total != expense.DirectCalls || res.Calls.OK != expense.DirectCalls {
-						t.Errorf("calls %+v, want %d ok", res.Calls, expense.DirectCalls)
-					}
-				}
-			})
-		}
 	}
 }
