@@ -5,8 +5,8 @@
 // member's Q3 expenses (50, in parallel). It imports only the sandcall host
 // module (bindings/abi.md) and exports run; no WASI.
 //
-// Built with Debian's clang, lld and wasi-libc (apt-get install clang lld
-// wasi-libc), from the repository's root:
+// Built with Debian 12's clang 14, lld and wasi-libc (apt-get install clang
+// lld wasi-libc libclang-rt-14-dev-wasm32), from the repository's root:
 //
 //	clang --target=wasm32-wasi -O2 -nostartfiles -Wl,--no-entry -Wl,--strip-all -o examples/expense/c/expense.wasm examples/expense/c/expense.c
 //
