@@ -151,12 +151,13 @@ func (p *Pool) spawn() {
 			p.lastErr = err
 			p.backoff = min(max(2*p.backoff, 10*time.Millisecond), 2*time.Second)
 			p.retryAt = time.Now().Add(p.backoff)
+			backoff := p.backoff
 			p.mu.Unlock()
 			p.log.Error("worker did not start", "err", err)
 			if p.cfg.NoRefill {
 				p.failedOnce.Do(func() { close(p.failed) })
 			}
-			time.AfterFunc(p.backoff, p.kickFill)
+			time.AfterFunc(backoff, p.kickFill)
 			return
 		}
 		p.lastErr, p.backoff, p.retryAt = nil, 0, time.Time{}
