@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sandcall/sandcall/bench"
 )
 
 // TestBenchWorkloads: --workloads measures only the workloads it names (the
@@ -16,7 +18,7 @@ func TestBenchWorkloads(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
-	var rows []benchRow
+	var rows []bench.Row
 	if err := json.Unmarshal([]byte(stdout), &rows); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, stdout)
 	}

@@ -110,6 +110,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if err := srv.Refresh(); err != nil {
 		log.Warn("refreshing the tool list", "err", err)
 	}
+	go releaseWhenIdle(ctx)
 	if *addr != "" {
 		return serveHTTP(ctx, e, fs.Name(), srv, *addr, *remote, len(scfg.Tokens)+hostedNote(e, scfg.Hosted), &c.cfg.HTTP, *drain, log)
 	}

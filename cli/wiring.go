@@ -98,7 +98,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.isolation, "isolation", "process",
 		"isolation tier: process (each program in its own confined worker process; see 'sandcall doctor') "+
 			"or inprocess (inside this process: for tests and trusted code, not a security boundary)")
-	fs.IntVar(&c.workers, "workers", 0, "warm worker processes kept ready (process tier); 0 means one per CPU")
+	fs.IntVar(&c.workers, "workers", 0, "warm worker processes kept ready at rest (process tier; more start with demand, up to one per CPU); 0 means 1")
 	fs.IntVar(&c.reuse, "worker-reuse", defaultWorkerReuse,
 		"runs of one principal a worker serves before it is replaced (process tier); 1 means one run per worker, 0 the default")
 	fs.DurationVar(&c.timeout, "timeout", sandbox.DefaultLimits().Timeout,

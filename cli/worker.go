@@ -20,11 +20,12 @@ import (
 )
 
 // workerArgs are the arguments that start a worker for jobs within limits.
-// warmTS has each worker transpile a small TypeScript program before it is
-// ready (~10 ms of esbuild's first-call set-up, so that a TypeScript job
-// does not pay it on its clock): worth it for a pool started ahead of its
-// jobs, not for the one worker of `sandcall run`, whose start is the
-// program's latency.
+// warmTS has each worker transpile a small TypeScript program once it has
+// waited a second for a job (esbuild's first-call set-up, 1-10 ms, so that a
+// TypeScript job does not pay it on its clock): worth it for a pool's
+// workers kept warm, not for the one worker of `sandcall run`, whose start
+// is the program's latency, and not for a worker taken as soon as it is
+// ready, whose start is CPU the jobs need.
 //
 // reuse is how many jobs the worker will serve: its RLIMIT_CPU, which spans
 // its whole life, is the backstop for that many jobs (the supervisor
@@ -85,7 +86,11 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 	tsx := ts.New(ts.Config{JS: eng, CacheBytes: tsBytes})
 	// WebAssembly is compiled here, in the worker, where a compile-time
 	// bomb or code that stalls the runtime costs only this process.
-	w, err := wasm.New(wasm.Config{Compiler: true, CacheSize: modules, CompileTimeout: time.Duration(max(*compileSeconds, 1)) * time.Second})
+	// The supervisor kills the worker at a run's deadline and on
+	// cancellation, so compiled code need not check for them at every loop
+	// iteration (NoInterrupt; each check is a call into Go).
+	w, err := wasm.New(wasm.Config{Compiler: true, NoInterrupt: true, CacheSize: modules,
+		CompileTimeout: time.Duration(max(*compileSeconds, 1)) * time.Second})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sandcall worker: %v\n", err)
 		return exitFailure
@@ -107,8 +112,8 @@ func cmdWorker(ctx context.Context, e *env, args []string) int {
 		// Without --warm-ts the worker was started for one program (see
 		// workerArgs): its start-up is that program's latency.
 		KeepWarmGarbage: !*warmTypeScript,
-		Warm: func() {
-			warmEngine(eng)
+		Warm:            func() { warmEngine(eng) },
+		WarmIdle: func() {
 			if *warmTypeScript {
 				warmTS(tsx)
 			}

@@ -21,10 +21,13 @@ var update = flag.Bool("update", false, "rewrite ../imports.txt from the tree")
 // (sandbox/*), which may import only the sandbox layers. policy is a leaf:
 // it imports nothing of the module. store (state shared by replicas) is a
 // bottom layer too: it imports nothing of the module but its own, and so
-// does internal (internal/testenv, the tests' shared tools).
+// does internal (internal/testenv, the tests' shared tools). bench (what
+// `sandcall bench` measures) sits over the examples it runs and under the
+// command.
 var ranks = map[string]int{
-	"cmd":       6,
-	"cli":       5,
+	"cmd":       7,
+	"cli":       6,
+	"bench":     5,
 	"examples":  4,
 	"bindings":  3,
 	"tools":     2,

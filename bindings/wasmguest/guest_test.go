@@ -450,6 +450,13 @@ func TestMap(t *testing.T) {
 			t.Errorf("got[%d] = %d", i, v)
 		}
 	}
+	// Raw results are the host's bytes, unscanned (the fake host sends
+	// them as its tools write them, spaces included).
+	f.tools["raw"] = func(a string) (string, string) { return `[ 1,  "x" ]`, "" }
+	raws, err := Map[json.RawMessage]("raw", args[:3])
+	if err != nil || len(raws) != 3 || string(raws[2]) != `[ 1,  "x" ]` {
+		t.Errorf("Map[json.RawMessage] = %q, %v", raws, err)
+	}
 	args[3] = map[string]int{"m": 1}
 	f.tools["ping"] = func(a string) (string, string) {
 		if strings.Contains(a, `"m"`) {

@@ -311,7 +311,7 @@ func (l Limits) ApprovalTimeoutDuration() time.Duration {
 // between principals. Zero values are the defaults of process.Config.
 type Pool struct {
 	// WorkerReuse is how many runs of one principal a worker serves (1: one
-	// run per worker). Default 16.
+	// run per worker). Default 64.
 	WorkerReuse int `yaml:"worker_reuse"`
 	// MaxRunning is how many runs execute at once, all principals
 	// together. Default 4 per CPU.

@@ -24,7 +24,7 @@
 // to the same principal. A worker is discarded after Config.Reuse jobs,
 // after any job that did not end normally (a limit, a crash, a
 // cancellation, a malformed frame) and when its resident memory passes
-// Config.MaxRSS. Idle used workers are kept for 30 s at most, and at most
+// Config.MaxRSS. Idle used workers are kept for 5 s at most, and at most
 // Config.MaxRunning of them. With Reuse 1, one job per worker: nothing
 // survives a run.
 // A worker's environment holds only the Go runtime's settings (Config.Env

@@ -3,9 +3,12 @@ package process
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/sandcall/sandcall/sandbox"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -68,4 +71,35 @@ func FuzzReadFrame(f *testing.F) {
 			_, _, _, _ = decodeResult(body)
 		}
 	})
+}
+
+// TestJobFrame: a job crosses with its module's bytes as they are, after
+// its JSON; a frame whose JSON length runs past its end, or too short for
+// one, is refused.
+func TestJobFrame(t *testing.T) {
+	for _, mod := range [][]byte{nil, []byte("\x00asm\x01\x00\x00\x00 and more")} {
+		job := &sandbox.Job{RunID: "r", Program: sandbox.Program{Language: sandbox.WASM, Module: mod, Input: json.RawMessage(`{"a":1}`)}}
+		body, err := encodeJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mod) > 0 && !bytes.HasSuffix(body, mod) {
+			t.Errorf("the module is not the frame's tail as it is")
+		}
+		got, err := decodeJob(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.RunID != "r" || !bytes.Equal(got.Program.Module, mod) || string(got.Program.Input) != `{"a":1}` {
+			t.Errorf("round trip: %+v", got)
+		}
+		if job.Program.Module == nil && mod != nil {
+			t.Error("encodeJob changed the job")
+		}
+	}
+	for _, bad := range []string{"", "\x00\x00", "\x00\x00\x00\x09{}"} {
+		if _, err := decodeJob([]byte(bad)); err == nil {
+			t.Errorf("decodeJob(%q): no error", bad)
+		}
+	}
 }

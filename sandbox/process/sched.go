@@ -36,9 +36,6 @@ type sched struct {
 	idle    []*worker // every idle used worker, oldest first
 }
 
-// idleTTL is how long a used worker is kept idle for its principal.
-const idleTTL = 30 * time.Second
-
 // pstate is one principal's share.
 type pstate struct {
 	running int

@@ -44,12 +44,23 @@ type WorkerConfig struct {
 	// not collect the job's garbage (the server is about to end it), so it
 	// leaves the CPU to the server.
 	Jobs int
-	// KeepWarmGarbage skips the collection after Warm. A worker whose start
-	// is a job's latency (one started for one program, as `sandcall run`
-	// does) sets it: the collection costs milliseconds of CPU on that
-	// clock, and the warm-up's garbage counts toward no limit (the memory
-	// watchdog reads the live heap a collection measured).
+	// KeepWarmGarbage skips the collection after Warm, and the release of
+	// memory when idle (IdleRelease). A worker whose start is a job's
+	// latency (one started for one program, as `sandcall run` does) sets
+	// it: the collection costs milliseconds of CPU on that clock, and the
+	// warm-up's garbage counts toward no limit (the memory watchdog reads
+	// the live heap a collection measured).
 	KeepWarmGarbage bool
+	// IdleRelease is how long the worker waits for a job, once ready or
+	// after a job, before it gives back what it holds and does not use
+	// (ReleaseMemory: its free heap and the pages of its executable), so
+	// that an idle worker holds little. If zero, 1 s; if negative, never.
+	IdleRelease time.Duration
+	// WarmIdle, if set, runs once, the first time the worker has waited
+	// IdleRelease for a job (before it gives back memory): warm-up that
+	// only some jobs need, which a worker taken as soon as it is ready
+	// (under load) then never pays for.
+	WarmIdle func()
 }
 
 // ServeWorker is the body of the hidden `worker` subcommand: it warms the
@@ -71,17 +82,32 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 		maxStack = 64 << 20
 	}
 	debug.SetMaxStack(maxStack)
+	if !cfg.KeepWarmGarbage {
+		// First, while the heap is fresh: the jobs' heap in huge pages.
+		n := int64(collectEvery)
+		if cfg.MemoryBytes > 0 {
+			n = min(n, cfg.MemoryBytes/2)
+		}
+		hugeHeap(int(n))
+	}
 	if cfg.Warm != nil {
 		cfg.Warm()
 		if !cfg.KeepWarmGarbage {
-			// Fault in the pages the jobs will allocate from until the
-			// first collection between them (collectEvery), then return
-			// the warm-up's garbage: the pages stay resident and free,
-			// so a job's allocations do not each take a first-touch page
-			// fault.
-			prefault(collectEvery)
+			// The warm-up's garbage goes; its pages stay resident and
+			// free for the first job's allocations until the worker has
+			// been idle for IdleRelease.
 			runtime.GC()
 		}
+	}
+	release := cfg.IdleRelease
+	if release == 0 {
+		release = time.Second
+	}
+	if cfg.KeepWarmGarbage {
+		release = -1
+	}
+	if release > 0 {
+		executableCode() // once, before confinement
 	}
 	if cfg.Restrict != nil {
 		if err := cfg.Restrict(); err != nil {
@@ -108,7 +134,15 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	}()
 	var cleaned chan struct{} // closed when the last collection between jobs is done
 	lastCollected := allocated()
-	for n := 0; ; n++ {
+	// idle fires when the worker has waited release for a job; it is
+	// stopped while a job runs and rearmed after it.
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	if release > 0 {
+		idle.Reset(release)
+	}
+	defer idle.Stop()
+	for n := 0; ; {
 		var body []byte
 		select {
 		case body = <-jobs:
@@ -118,16 +152,32 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 				return fw.close() // the server is done with this worker
 			}
 			return err
+		case <-idle.C:
+			if cleaned != nil {
+				<-cleaned
+			}
+			if cfg.WarmIdle != nil {
+				cfg.WarmIdle()
+				cfg.WarmIdle = nil
+			}
+			releaseIdle()
+			lastCollected = allocated()
+			continue
 		}
-		var job sandbox.Job
-		if err := json.Unmarshal(body, &job); err != nil {
+		idle.Stop()
+		n++
+		job, err := decodeJob(body)
+		if err != nil {
 			return fmt.Errorf("process: bad job: %w", err)
 		}
-		if err := serveJob(ctx, &job, h, cfg); err != nil {
+		if err := serveJob(ctx, job, h, cfg); err != nil {
 			return err
 		}
-		if cfg.Jobs > 0 && n+1 >= cfg.Jobs {
+		if cfg.Jobs > 0 && n >= cfg.Jobs {
 			continue // the last job: the server ends the worker now
+		}
+		if release > 0 {
+			idle.Reset(release)
 		}
 		if allocated() < lastCollected+collectEvery {
 			continue
@@ -155,6 +205,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, cfg WorkerCon
 	}
 }
 
+// releaseIdle is what an idle worker does: ReleaseMemory (tests watch it).
+var releaseIdle = ReleaseMemory
+
 // idleHeapBytes is how much freed heap a worker keeps resident between jobs:
 // more than a collection after collectEvery frees.
 const idleHeapBytes = 2 * collectEvery
@@ -170,29 +223,15 @@ const idleHeapBytes = 2 * collectEvery
 // 64 MiB there are a quarter as many as at 16 MiB (expense process/
 // in-process 1.33-1.40x -> 1.18-1.19x, fan-out 0.54-0.56x -> 0.59-0.60x,
 // medians of 8 interleaved bench runs in two sittings; 32 MiB gave 1.27x
-// and 0.57x). Waiting instead for the worker to be idle 1 ms before
-// collecting, with 16 MiB faulted in and up to 64 MiB of garbage, measured
-// worse (1.29x -> 1.49x): the allocations past the faulted-in heap take
-// page faults. The price is memory: the warm-up faults in collectEvery of
-// heap, and an idle warm worker's RSS is 95 MB instead of 47 MB. The heap stays within idleHeapBytes of its live size, its pages
-// stay resident, and a small job pays nothing. A job that allocates toward
-// its memory limit is still collected during the job (GOGC=off: the limit
-// triggers the collector) and watched (watchMemory).
+// and 0.57x). Collecting more often does not pay for the page faults it
+// saves either: without the heap faulted in ahead, 16 and 8 MiB measured
+// 1.28-1.34x and 1.33-1.59x against 1.05-1.19x at 64 MiB. The heap is not
+// faulted in ahead (that cost every worker start 35-70 ms of CPU): the
+// jobs' first 64 MiB are in huge pages (hugeHeap), and a worker idle for
+// WorkerConfig.IdleRelease returns what it does not use. A job that
+// allocates toward its memory limit is still collected during the job
+// (GOGC=off: the limit triggers the collector) and watched (watchMemory).
 const collectEvery = 64 << 20
-
-// prefault allocates and touches n bytes of heap, in 64 KiB pieces, and
-// drops them.
-func prefault(n int) {
-	keep := make([][]byte, 0, n>>16)
-	for len(keep) < n>>16 {
-		b := make([]byte, 64<<10)
-		for i := 0; i < len(b); i += 4096 {
-			b[i] = 1
-		}
-		keep = append(keep, b)
-	}
-	runtime.KeepAlive(keep)
-}
 
 // allocated returns the bytes allocated on the heap since the worker
 // started.

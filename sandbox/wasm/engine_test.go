@@ -34,6 +34,10 @@ type fixtureCase struct {
 	msg     string       // a substring of the error's message
 	logs    []string
 	wantErr func(*testing.T, *sandbox.Outcome)
+	// spins: the module loops without a host call past its deadline, so
+	// only an interrupt ends it (with Config.NoInterrupt, the kill of the
+	// process, which the process tier's tests check).
+	spins bool
 }
 
 func TestFixtures(t *testing.T) {
@@ -62,7 +66,7 @@ func TestFixtures(t *testing.T) {
 		{module: "result_invalid", code: sandbox.EResultInvalid},
 		{module: "result_big", code: sandbox.EOutputLimit},
 		{module: "bad_utf8", code: sandbox.EResultInvalid, msg: "not valid JSON"},
-		{module: "progress", limits: short, wantErr: func(t *testing.T, o *sandbox.Outcome) {
+		{module: "progress", limits: short, spins: true, wantErr: func(t *testing.T, o *sandbox.Outcome) {
 			if o.Err == nil || o.Err.Code != sandbox.ETimeout || string(o.Partial) != `{"step":1}` {
 				t.Fatalf("got %v with partial %s; want E_TIMEOUT with {\"step\":1}", o.Err, o.Partial)
 			}
@@ -81,9 +85,9 @@ func TestFixtures(t *testing.T) {
 		{module: "start_null", want: "null"},
 
 		// Hostile modules: the shared red-team classes as our own cases.
-		{module: "hostile_loop", limits: short, code: sandbox.ETimeout},
-		{module: "hostile_start_loop", limits: short, code: sandbox.ETimeout},
-		{module: "hostile_calltree", limits: short, code: sandbox.ETimeout},
+		{module: "hostile_loop", limits: short, code: sandbox.ETimeout, spins: true},
+		{module: "hostile_start_loop", limits: short, code: sandbox.ETimeout, spins: true},
+		{module: "hostile_calltree", limits: short, code: sandbox.ETimeout, spins: true},
 		{module: "hostile_grow", want: "3073"},
 		{module: "hostile_grow", limits: sandbox.Limits{MemoryBytes: 1 << 20}, want: "1"},
 		{module: "hostile_recursion", code: sandbox.EStack},
@@ -101,10 +105,20 @@ func TestFixtures(t *testing.T) {
 		{module: "bomb_nesting", code: sandbox.EModuleLimit, msg: "nests blocks"},
 		{module: "bomb_brtable", code: sandbox.EModuleLimit, msg: "br_table"},
 	}
-	for name, e := range engines(t) {
+	es := engines(t)
+	if _, ok := es["compiler"]; ok && !testing.Short() {
+		// As in a worker: compiled code without interrupt checks; the
+		// deadline, a cancellation or a log flood ends the guest at its
+		// next host call, with the same outcome.
+		es["compiler-nointerrupt"] = newEngine(t, Config{Compiler: true, NoInterrupt: true, CompileTimeout: time.Minute})
+	}
+	for name, e := range es {
 		t.Run(name, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.module, func(t *testing.T) {
+					if c.spins && name == "compiler-nointerrupt" {
+						t.Skip("spins without a host call: ended by the worker's kill, not the engine")
+					}
 					t.Parallel()
 					if c.limits.Timeout == 0 {
 						// A hang check, not a speed limit: on 2 loaded cores

@@ -190,13 +190,19 @@ func read(m api.Module, ptr, n uint32) []byte {
 	return bytes.Clone(b)
 }
 
+// instantiateHost provides the sandcall host module to r. In a run whose
+// compiled code is not interrupted (Config.NoInterrupt), a host function
+// called once the run is ending unwinds the guest (errUnwind) instead of
+// returning to it.
 func instantiateHost(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder(hostModule)
 	for name, hf := range hostFuncs {
 		fn := hf.fn
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-				fn(runOf(ctx), m, stack)
+				r := runOf(ctx)
+				fn(r, m, stack)
+				r.unwindIfEnding()
 			}), hf.params, hf.results).
 			WithName(name).
 			Export(name)

@@ -87,6 +87,9 @@ type run struct {
 	// random and clocks come from them (moduleConfig).
 	seed  uint64
 	clock time.Time
+	// unwind: the compiled code is not interrupted (Config.NoInterrupt),
+	// so host calls end the guest once the run is ending.
+	unwind bool
 }
 
 func newRun(ctx context.Context, limits sandbox.Limits, host sandbox.Host, input []byte) *run {
@@ -125,6 +128,21 @@ func (r *run) stopped() *sandbox.Error {
 
 // ending reports whether host functions must refuse (ABI error -5).
 func (r *run) ending() bool { return r.guestCtx.Err() != nil }
+
+// errUnwind is what a host function panics with to end a guest that
+// nothing else interrupts (Config.NoInterrupt): wazero recovers it and the
+// entry point's call returns; execute then reports the run's end as it
+// would have been reported (mapErr: the stop's reason, the deadline or the
+// cancellation).
+var errUnwind = errors.New("wasm: the run has ended")
+
+// unwindIfEnding ends the guest from the host function (or WASI write) it
+// called, if nothing else will (unwind) and the run is ending.
+func (r *run) unwindIfEnding() {
+	if r.unwind && r.ending() {
+		panic(errUnwind)
+	}
+}
 
 // ctxError maps the end of ctx to E_TIMEOUT or E_CANCELLED.
 func ctxError(ctx context.Context, limit interface{ String() string }) *sandbox.Error {
@@ -413,6 +431,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	w.r.unwindIfEnding()
 	return n, nil
 }
 

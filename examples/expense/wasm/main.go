@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -40,9 +41,15 @@ func run() error {
 	for i, m := range team {
 		expenseArgs[i] = map[string]string{"member_id": m.ID, "quarter": "Q3"}
 	}
-	expenses, err := wasmguest.Map[[]expenseRow]("get_expenses", expenseArgs)
+	raws, err := wasmguest.Map[json.RawMessage]("get_expenses", expenseArgs)
 	if err != nil {
 		return err
+	}
+	expenses := make([][]expenseRow, len(raws))
+	for i, raw := range raws {
+		if expenses[i], err = expenseRows(raw); err != nil {
+			return err
+		}
 	}
 
 	return wasmguest.Return(summarize(team, limits, expenses))

@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sandcall/sandcall/examples/expense"
 )
 
 // buildFlags are the flags of the documented build command; -s -w drop
@@ -32,9 +36,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// module builds the program with the installed Go, once per test binary:
+// module returns the committed build of the program (expense.ModuleGo),
+// which TestModuleGoMatchesSource checks against the source.
+func module(testing.TB) []byte { return expense.ModuleGo() }
+
+// build builds the program with the installed Go, once per test binary:
 // GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w'.
-func module(t testing.TB) []byte {
+func build(t testing.TB) []byte {
 	t.Helper()
 	built.once.Do(func() {
 		gobin, err := exec.LookPath("go")
@@ -50,7 +58,7 @@ func module(t testing.TB) []byte {
 		built.dir = dir
 		out := filepath.Join(dir, "expense.wasm")
 		cmd := exec.Command(gobin, append(buildFlags, "-o", out, ".")...)
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -73,6 +81,22 @@ func module(t testing.TB) []byte {
 		t.Fatal(built.err)
 	}
 	return built.wasm
+}
+
+// goVersionRE finds the Go release a module was built with.
+var goVersionRE = regexp.MustCompile(`go1\.[0-9]+(\.[0-9]+)?`)
+
+// TestModuleGoMatchesSource builds the program and compares it with the
+// committed module (expense.ModuleGo), when the installed Go is the release
+// that built it (another release links another runtime).
+func TestModuleGoMatchesSource(t *testing.T) {
+	committed := module(t)
+	if v := goVersionRE.Find(committed); string(v) != runtime.Version() {
+		t.Skipf("skipped: the committed module was built with %s, this is %s: go generate ./examples/expense rebuilds it", v, runtime.Version())
+	}
+	if b := build(t); !bytes.Equal(b, committed) {
+		t.Errorf("wasm/expense.wasm.gz (%d bytes) is not the build of this package (%d bytes): run go generate ./examples/expense", len(committed), len(b))
+	}
 }
 
 // abiImports are the functions of the sandcall host module (bindings/abi.md,

@@ -22,6 +22,13 @@ import (
 // through the real broker, authorized by auth (nil: the default).
 func newRunner(t testing.TB, compiler bool, auth bindings.Authorizer) *bindings.Runner {
 	t.Helper()
+	return newRunnerWith(t, wasm.Config{Compiler: compiler}, auth)
+}
+
+// newRunnerWith is newRunner for an engine configured by cfg (its compile
+// timeout raised to two minutes).
+func newRunnerWith(t testing.TB, cfg wasm.Config, auth bindings.Authorizer) *bindings.Runner {
+	t.Helper()
 	c, err := tools.NewCatalog(demo.Tools()...)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +38,8 @@ func newRunner(t testing.TB, compiler bool, auth bindings.Authorizer) *bindings.
 		t.Fatal(err)
 	}
 	// A 3.3 MB Go module compiles in ~2.6 s, but far slower under -race.
-	e, err := wasm.New(wasm.Config{Compiler: compiler, CompileTimeout: 2 * time.Minute})
+	cfg.CompileTimeout = 2 * time.Minute
+	e, err := wasm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +83,30 @@ func TestRunExpense(t *testing.T) {
 					Program: sandbox.Program{Language: sandbox.WASM, Module: mod}})
 				checkExpense(t, res)
 				t.Logf("%s, %s run: %.1f ms, module %d bytes", name, run, res.DurationMS, len(mod))
+			}
+		})
+	}
+}
+
+// TestRunExpenseC runs the same workload's C guest (expense.ModuleC, the
+// fast path) on the interpreter and the compiler, with and without
+// interrupt checks (the compiler without them is what workers run): the same
+// 56 calls and ReferenceSummary byte for byte, twice (the second run finds
+// the module compiled).
+func TestRunExpenseC(t *testing.T) {
+	for _, cfg := range []struct {
+		name string
+		cfg  wasm.Config
+	}{
+		{"interpreter", wasm.Config{}},
+		{"compiler", wasm.Config{Compiler: true}},
+		{"compiler-nointerrupt", wasm.Config{Compiler: true, NoInterrupt: true}},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			r := newRunnerWith(t, cfg.cfg, nil)
+			for range 2 {
+				checkExpense(t, r.Run(context.Background(), bindings.RunRequest{
+					Program: sandbox.Program{Language: sandbox.WASM, Module: expense.ModuleC}}))
 			}
 		})
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package process
+
+func codeRanges() [][2]uintptr { return nil }
+
+func dropPages([][2]uintptr) {}
