@@ -15,7 +15,6 @@ import (
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/local"
 	"github.com/sandcall/sandcall/tools/programs"
-	"github.com/sandcall/sandcall/tools/projfile"
 )
 
 // Programs that last (docs/programs.md): the project's .agents/programs
@@ -68,13 +67,12 @@ func (c *common) programsBefore(ts []*tools.Tool, mode assembleMode, bc bindings
 		// Project trust: the same check, by content, as the project's
 		// scripts (trust.go); a directory the configuration names is the
 		// operator's (a project's programs: key needs trust itself).
-		var trusted func(string) bool
+		var trusted func(path, sum string) bool
 		if explicit := c.cfg != nil && c.cfg.Programs.Dir != ""; !explicit && !c.trustProject {
 			c.setupTrust()
-			trusted = func(path string) bool {
-				sum, err := projfile.Hash(path, int64(programs.MaxSourceBytes), c.root())
-				return err == nil && c.pt.script(path, sum) == nil
-			}
+			// The sum is of the text the tool is made from: what was
+			// checked is what runs.
+			trusted = func(path, sum string) bool { return c.pt.script(path, sum) == nil }
 		}
 		d, finds := programs.LoadDir(ps.reg, programs.DirConfig{Dir: dir, Logger: log,
 			Trusted: trusted,

@@ -3,6 +3,7 @@ package programs
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,11 +28,12 @@ const DefaultDir = ".agents/programs"
 type DirConfig struct {
 	// Dir holds the programs. Required.
 	Dir string
-	// Trusted, if set, decides whether the file at path may become a tool
-	// (a project's programs run only once a person trusted them, by
-	// content, like its scripts); a refused one is skipped with
+	// Trusted, if set, decides whether the file at path, whose content
+	// (the very text that becomes the tool) has the hex SHA-256 sum, may
+	// become a tool (a project's programs run only once a person trusted
+	// them, by content, like its scripts); a refused one is skipped with
 	// UntrustedReason. If nil, every program may.
-	Trusted func(path string) bool
+	Trusted func(path, sum string) bool
 	// Reserved, if set, says why a program may not take a name ("" if it
 	// may): built-in and upstream tools win over programs.
 	Reserved func(name string) string
@@ -228,7 +230,8 @@ func (d *Dir) scan(old map[string]dirEntry) map[string]dirEntry {
 		if !ok {
 			continue
 		}
-		e := dirEntry{sum: sha256.Sum256(src), trusted: d.cfg.Trusted == nil || d.cfg.Trusted(path)}
+		sum := sha256.Sum256(src)
+		e := dirEntry{sum: sum, trusted: d.cfg.Trusted == nil || d.cfg.Trusted(path, hex.EncodeToString(sum[:]))}
 		if o, ok := old[name]; ok && o.same(e) {
 			out[name] = o
 			continue

@@ -2,6 +2,8 @@ package programs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -44,7 +46,7 @@ func TestLoadDirFindings(t *testing.T) {
 			}
 			return ""
 		},
-		Trusted: func(p string) bool { return filepath.Base(p) != "untrusted.js" }})
+		Trusted: func(p, _ string) bool { return filepath.Base(p) != "untrusted.js" }})
 	got := map[string]string{}
 	for _, f := range finds {
 		got[f.File] = f.Reason
@@ -96,11 +98,10 @@ func TestDirReload(t *testing.T) {
 	dir := t.TempDir()
 	path := write(t, dir, "count_things.js", good)
 	trusted := map[string]bool{}
-	trust := func(p string) bool {
-		b, _ := os.ReadFile(p)
-		return trusted[string(b)]
-	}
-	trusted[good] = true
+	// Trust is by the content the tool is made from: the sum the loader
+	// passes, never a second read of the file.
+	trust := func(_, sum string) bool { return trusted[sum] }
+	trusted[sumOf(good)] = true
 	reg := NewRegistry()
 	reg.SetRunner(echoRunner{})
 	d, _ := LoadDir(reg, DirConfig{Dir: dir, Trusted: trust, Report: func(local.Finding) {}})
@@ -127,7 +128,7 @@ func TestDirReload(t *testing.T) {
 	if call() != "" {
 		t.Fatal("an edited, untrusted program is still a tool")
 	}
-	trusted[edited] = true
+	trusted[sumOf(edited)] = true
 	d.Reload()
 	v2 := call()
 	if v2 == "" || v2 == v1 {
@@ -197,4 +198,9 @@ func TestSavedSync(t *testing.T) {
 	if _, err := small.Save(ctx, "carol", SaveRequest{Name: "b", Description: "B.", Code: "return 1"}); err != nil {
 		t.Fatalf("another principal: %v", err)
 	}
+}
+
+func sumOf(src string) string {
+	h := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(h[:])
 }
