@@ -19,13 +19,13 @@
 //
 // The operator's layers are taken as they are. The project's file is
 // written by whoever can push to the repository: its keys tagged
-// project:"trust" (those that run code, send data elsewhere, pass secrets
+// project:"trust" (those that run code, send data elsewhere, pass secrets,
 // grant authority or size the machine's processes: store, tracing,
-// env_passthrough, audit, principal, auth, workers, pool) are used only when Options.Trusted says the person trusted them,
-// as written (their values' hash); otherwise they are left out and
-// Loaded.Ignored names them. A new key that reaches outside the process (a
-// future openapi: source of tools, say) is tagged project:"trust" and is
-// gated with no other change.
+// env_passthrough, audit, principal, auth, workers, pool, openapi, search,
+// programs, state) are used only when Options.Trusted says the person
+// trusted them, as written (their values' hash); otherwise they are left
+// out and Loaded.Ignored names them. A new key that reaches outside the
+// process is tagged project:"trust" and is gated with no other change.
 //
 // Files are read bounded (1 MiB, regular files only) and the project's
 // never through a link leaving the project, so a sandcall.yaml that is a

@@ -316,7 +316,8 @@ type Pool struct {
 	// MaxRunning is how many runs execute at once, all principals
 	// together. Default 4 per CPU.
 	MaxRunning int `yaml:"max_running"`
-	// Queue is how many runs may wait for a slot. Default 128.
+	// Queue is how many runs may wait for a slot. Default 128 or 16 per
+	// CPU, whichever is larger.
 	Queue int `yaml:"queue"`
 	// QueueTimeout is how long a run may wait before E_BUSY. Default 30s.
 	QueueTimeout string `yaml:"queue_timeout"`
