@@ -12,14 +12,14 @@
 //
 //	sandcall serve    serve MCP over stdio (default) or streamable HTTP
 //	sandcall run      run a program from a file or stdin and print its result
-//	sandcall demo     run a demo (expense, the default, or market) and show what it saves
+//	sandcall demo     run a demo (expense, the default, market, inbox or programs) and show what it saves
 //	sandcall bench    measure the standard workloads in each isolation tier
 //	sandcall policy   check, explain and test policy files
 //	sandcall plan     print what a program will call, read before it runs; check it against a policy
 //	sandcall tools    list, check, lint, search, describe and approve tools
 //	sandcall audit    summarize an audit file: per-tool counts and latency, runs by code
 //	sandcall token    hash a bearer token for the config file (reads stdin)
-//	sandcall servers  list, test, enable and disable upstream MCP servers (.mcp.json …)
+//	sandcall servers  list, test, trust, enable and disable upstream MCP servers (.mcp.json …)
 //	sandcall doctor   report which isolation layers work on this machine
 //	sandcall version  print the version
 //
@@ -66,14 +66,14 @@ func commands() []command {
 	return []command{
 		{"serve", "serve MCP over stdio (default) or streamable HTTP", cmdServe},
 		{"run", "run a program from a file or stdin and print its result", cmdRun},
-		{"demo", "run a demo (expense, the default, or market) and show what it saves", cmdDemo},
+		{"demo", "run a demo (expense, the default, market, inbox or programs) and show what it saves", cmdDemo},
 		{"bench", "measure the standard workloads in each isolation tier", cmdBench},
 		{"policy", "check, explain and test policy files", cmdPolicy},
 		{"plan", "print what a program will call, read before it runs; check it against a policy", cmdPlan},
 		{"tools", "list, check, lint, search, describe and approve tools", cmdTools},
 		{"audit", "summarize an audit file: per-tool counts and latency, runs by code", cmdAudit},
 		{"token", "hash a bearer token for the config file (reads stdin)", cmdToken},
-		{"servers", "list, test, enable and disable upstream MCP servers (.mcp.json …)", cmdServers},
+		{"servers", "list, test, trust, enable and disable upstream MCP servers (.mcp.json …)", cmdServers},
 		{"doctor", "report which isolation layers work on this machine", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}
@@ -149,6 +149,7 @@ Examples:
   sandcall demo                                # the expense-check demo
   sandcall demo market                         # the market-report demo
   sandcall demo inbox                          # a prompt injection stopped by a flow rule
+  sandcall demo programs                       # a saved program, a plan refused, state between runs
 
 Run 'sandcall COMMAND --help' for a command's flags and examples.
 `)
