@@ -72,33 +72,46 @@ func loadCatalogDir(t testing.TB, dir string) []*tools.Tool {
 		if b := filepath.Base(f); b == "queries.json" || b == "mcp.json" || strings.HasPrefix(b, "blind") || b == "heldout.json" {
 			continue
 		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+		ts = append(ts, loadServerFile(t, f)...)
+	}
+	return ts
+}
+
+// loadServerFile reads the tools of one captured tools/list answer (see
+// loadRealCatalog).
+func loadServerFile(t testing.TB, f string) []*tools.Tool {
+	t.Helper()
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv struct {
+		Server string `json:"server"`
+		Tools  []struct {
+			Name        string             `json:"name"`
+			Title       string             `json:"title"`
+			Description string             `json:"description"`
+			InputSchema *jsonschema.Schema `json:"inputSchema"`
+			Annotations struct {
+				Title string `json:"title"`
+			} `json:"annotations"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &srv); err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	var ts []*tools.Tool
+	for _, x := range srv.Tools {
+		if x.Title == "" { // as tools/upstream does
+			x.Title = x.Annotations.Title
 		}
-		var srv struct {
-			Server string `json:"server"`
-			Tools  []struct {
-				Name        string             `json:"name"`
-				Title       string             `json:"title"`
-				Description string             `json:"description"`
-				InputSchema *jsonschema.Schema `json:"inputSchema"`
-				Annotations struct {
-					Title string `json:"title"`
-				} `json:"annotations"`
-			} `json:"tools"`
+		name, src := catalogName(srv.Server, x.Name), srv.Server
+		if srv.Server == "" { // sandcall's own tools
+			name, src = x.Name, "builtin"
 		}
-		if err := json.Unmarshal(data, &srv); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, x := range srv.Tools {
-			if x.Title == "" { // as tools/upstream does
-				x.Title = x.Annotations.Title
-			}
-			ts = append(ts, &tools.Tool{Name: catalogName(srv.Server, x.Name), Title: x.Title, Description: x.Description,
-				InputSchema: x.InputSchema, Source: srv.Server, SourceName: x.Name,
-				Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
-		}
+		ts = append(ts, &tools.Tool{Name: name, Title: x.Title, Description: x.Description,
+			InputSchema: x.InputSchema, Source: src, SourceName: x.Name,
+			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
 	}
 	return ts
 }

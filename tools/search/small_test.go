@@ -1,0 +1,131 @@
+package search_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/sandcall/sandcall/tools"
+	"github.com/sandcall/sandcall/tools/search"
+)
+
+// smallSet is a query set of testdata/small: a catalog of a few real
+// servers (its servers' captured tools/list files) and its queries, with
+// the queries that name a family or say what a server does.
+type smallSet struct {
+	Servers []string `json:"servers"`
+	realQueries
+	Family []struct {
+		Q      string `json:"q"`
+		Family string `json:"family"`
+	} `json:"family"`
+}
+
+// smallHeldOut are the small catalogs' sets no change is tuned on.
+var smallHeldOut = []string{"web"}
+
+// loadSmallSet reads testdata/small/<name>.json and its catalog.
+func loadSmallSet(t testing.TB, name string) (smallSet, []*tools.Tool) {
+	t.Helper()
+	path := filepath.Join("testdata/small", name+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s smallSet
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var ts []*tools.Tool
+	for _, f := range s.Servers {
+		ts = append(ts, loadServerFile(t, filepath.Join("testdata/small", f))...)
+	}
+	return s, ts
+}
+
+// smallFigures are what a small catalog's answers are worth: figures,
+// and the family queries answered confidently with their family's tools
+// (the first three, or all when fewer).
+type smallFigures struct {
+	figures
+	family, familyN int
+}
+
+func (f smallFigures) String() string {
+	return fmt.Sprintf("%s; family %d/%d (%.1f%%)", f.figures, f.family, f.familyN, pct(f.family, f.familyN))
+}
+
+// measureSmall measures set s on its catalog ts, logging misses to
+// misses when not nil.
+func measureSmall(ix *search.Index, s smallSet, misses testing.TB) smallFigures {
+	f := smallFigures{figures: measure(ix, s.realQueries, misses)}
+	for _, q := range s.Family {
+		r := ix.Search(bg, q.Q, 5, nil)
+		ok := r.Confident && len(r.Hits) > 0
+		for _, h := range r.Hits[:min(3, len(r.Hits))] {
+			ok = ok && h.Tool.Source == q.Family
+		}
+		f.familyN++
+		if ok {
+			f.family++
+		} else if misses != nil {
+			misses.Logf("family miss: %q: want %s's tools, got %v (confident %v)", q.Q, q.Family, hitNames(r.Hits), r.Confident)
+		}
+	}
+	return f
+}
+
+// TestSmallCatalogs measures search on catalogs of a few real servers
+// (30 to 40 tools), where the confidence decision is not the model fitted
+// to the large catalogs: model-style and whole-request top-k, no-match
+// requests answered not confident, family queries answered with their
+// family's tools. Run with -v for the figures; a held-out set's misses
+// are never logged.
+func TestSmallCatalogs(t *testing.T) {
+	for _, c := range []struct {
+		name                         string
+		model, req5, nomatch, family float64
+	}{
+		{"files", 0, 0, 0, 0},
+		{"demo", 0, 0, 0, 0},
+		{"web", 0, 0, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, ts := loadSmallSet(t, c.name)
+			ix := search.New(ts)
+			names := map[string]bool{}
+			for _, tool := range ts {
+				names[tool.Name] = true
+			}
+			for _, q := range append(slices.Clone(s.Model), s.Request...) {
+				for _, w := range q.Want {
+					if !names[w] {
+						t.Fatalf("query %q wants %s, not in the catalog", q.Q, w)
+					}
+				}
+			}
+			var log testing.TB = t
+			if slices.Contains(smallHeldOut, c.name) {
+				log = nil
+			}
+			f := measureSmall(ix, s, log)
+			t.Logf("%s on %d tools: %s", c.name, len(ts), f)
+			for _, m := range []struct {
+				name     string
+				got, min float64
+			}{
+				{"model-style top-3", pct(f.model, f.modelN), c.model},
+				{"whole requests top-5", pct(f.req5, f.reqN), c.req5},
+				{"no-match not confident", pct(f.nomatch, f.nomatchN), c.nomatch},
+				{"family", pct(f.family, f.familyN), c.family},
+			} {
+				if m.got < m.min {
+					t.Errorf("%s %s: %.1f%%, want at least %.0f%%", c.name, m.name, m.got, m.min)
+				}
+			}
+		})
+	}
+}
