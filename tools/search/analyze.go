@@ -208,6 +208,9 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 	var typos []string
 	if len(ix.post[w]) == 0 {
 		typos = ix.typos(w)
+		if lx.knownWord(w) {
+			typos = ix.familyPrefixes(typos, w)
+		}
 	}
 	// The noun of a verb, and the verb of a noun ("associate" and
 	// associations, "attach" and upload_attachment): at derivedWeight.
@@ -539,4 +542,27 @@ func (lx *Lexicon) bareSuite(q, suite string) string {
 		out = append(out, w)
 	}
 	return strings.Join(out, " ")
+}
+
+// knownWord reports whether w, a query's term, is an English word the
+// lexicon or WordNet knows: a word the catalog lacks, not a misspelling
+// of one of its words ("send" is no typo of spend).
+func (lx *Lexicon) knownWord(w string) bool {
+	if lx.verbs[w] || len(lx.synonyms[w]) > 0 {
+		return true
+	}
+	rel, arg := related(w)
+	return len(rel) > 0 || arg
+}
+
+// familyPrefixes keeps of typos, w's, the family words w begins (mongo,
+// mongodb).
+func (ix *Index) familyPrefixes(typos []string, w string) []string {
+	out := typos[:0]
+	for _, v := range typos {
+		if ix.famDF[v] > 0 && strings.HasPrefix(v, w) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
