@@ -20,3 +20,20 @@ func TestKnownWordIsNoTypo(t *testing.T) {
 		t.Errorf("competitrs: %v", hitNames(hits))
 	}
 }
+
+// TestStopWordFamily: a family whose name is a stop word (the MCP test
+// server "everything") is found by its name alone, which has no other
+// word to search.
+func TestStopWordFamily(t *testing.T) {
+	_, ts := loadSmallSet(t, "files")
+	ix := search.New(ts)
+	for _, q := range []string{"everything", "Everything?"} {
+		r := ix.Search(bg, q, 0, nil)
+		if !r.Confident || len(r.Hits) != 13 || r.Hits[0].Tool.Source != "everything" || r.Hits[12].Tool.Source != "everything" {
+			t.Errorf("%q: %v (confident %v), want the everything server's 13 tools", q, hitNames(r.Hits), r.Confident)
+		}
+	}
+	if r := ix.Search(bg, "the", 5, nil); len(r.Hits) != 0 || r.Confident {
+		t.Errorf("the: %v (confident %v)", hitNames(r.Hits), r.Confident)
+	}
+}

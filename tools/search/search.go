@@ -133,6 +133,13 @@ func (r *ranked) usesFallback() bool {
 func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*tools.Tool) bool, model bool) (r ranked) {
 	q := ix.analyze(text)
 	if q == nil {
+		// A query of stop words only may still be a family's name (a
+		// server called "everything").
+		if k := ix.askedFamily(&query{lx: ix.lx, text: capText(text, MaxQueryBytes), exact: -1}); k >= 0 {
+			hits := ix.familyHits(k, nil, keep)
+			r.family = len(hits) > 0
+			r.answer(hits, limit)
+		}
 		return r
 	}
 	r.exact = q.exact >= 0
