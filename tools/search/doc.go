@@ -49,7 +49,7 @@
 //     (gateweights.go, fitted by TestGateWeights; its threshold in
 //     tuning.go) decide whether the hits answer the query. A search never answers with nothing for want
 //     of confidence: Result.Confident says whether the hits answer it, and
-//     when they do not they are the closest three, with the catalog's
+//     when they do not they are the closest five, with the catalog's
 //     families (Result.Families) to look further in.
 //
 // search.go drives the stages. tuning.go holds every tuned number.

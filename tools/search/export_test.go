@@ -28,11 +28,6 @@ func GateModel() (weight []float64, bias float64) { return gateWeight[:], gateBi
 // answer is confident.
 const GateThreshold = gateThreshold
 
-// ChecksPass reports whether none of the five checks fails for x.
-func ChecksPass(x []float64) bool {
-	return x[gUnknownVerb]+x[gAbsent]+x[gAmo]+x[gFloor]+x[gVague] == 0
-}
-
 // RankedN returns the n best tools for query before the gate decides.
 func (ix *Index) RankedN(query string, n int) []Hit {
 	return ix.rank(context.Background(), query, n, nil, true).hits

@@ -256,17 +256,18 @@ func TestGateWeights(t *testing.T) {
 // TestGateLeftOut fits the model on four catalogs' sets and tries it on
 // the fifth's, each in turn (the catalogs the hidden benchmark judges on
 // are none of them): at gateThreshold, at least 90% of no-match requests
-// must be answered not confident, and at least 87% of whole requests must
-// keep a right tool in their first five (among the first three whatever
-// the decision, the fourth and fifth only when confident; 88.3% when the
-// threshold was chosen, 88.9% at the old 0.4). It logs how often
-// answerable queries are answered confidently.
+// must be answered not confident, and at least 78% of answerable queries
+// confidently (80.5% when the threshold was chosen). An answer that is
+// not confident holds the closest five, so the decision no longer costs a
+// whole request a right tool in its first five; it logs how many keep one
+// in the first five whatever the decision, and how many would with the
+// closest three only (the fourth and fifth kept only when confident).
 func TestGateLeftOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ranks every query of the real catalogs")
 	}
 	qs := gateQueries(t)
-	var nomatch, nomatchN, req5, checks5, reqN, sure, answerable int
+	var nomatch, nomatchN, req5, req5of3, reqN, sure, answerable int
 	for _, cat := range gateCatalogs {
 		var fit []gateQuery
 		for _, q := range qs {
@@ -290,8 +291,8 @@ func TestGateLeftOut(t *testing.T) {
 				nomatch += b2i(!conf)
 			case "request":
 				reqN++
-				req5 += b2i(q.right || q.rank >= 0 && conf)
-				checks5 += b2i(q.right || q.rank >= 0 && search.ChecksPass(q.x))
+				req5 += b2i(q.rank >= 0)
+				req5of3 += b2i(q.right || q.rank >= 0 && conf)
 			}
 			if q.kind != "nomatch" {
 				answerable++
@@ -299,10 +300,10 @@ func TestGateLeftOut(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("left out in turn: no-match not confident %d/%d (%.1f%%), requests top-5 %d/%d (%.1f%%; checks alone %d), answerable confident %d/%d (%.1f%%)",
-		nomatch, nomatchN, pct(nomatch, nomatchN), req5, reqN, pct(req5, reqN), checks5, sure, answerable, pct(sure, answerable))
-	if pct(nomatch, nomatchN) < 90 || pct(req5, reqN) < 87 {
-		t.Errorf("left out in turn, the model answers %.1f%% of no-match requests not confident (want 90%%) and keeps %.1f%% of requests' tools in the first five (want 87%%)",
-			pct(nomatch, nomatchN), pct(req5, reqN))
+	t.Logf("left out in turn: no-match not confident %d/%d (%.1f%%), answerable confident %d/%d (%.1f%%), requests top-5 %d/%d (%.1f%%; %d with the closest three only)",
+		nomatch, nomatchN, pct(nomatch, nomatchN), sure, answerable, pct(sure, answerable), req5, reqN, pct(req5, reqN), req5of3)
+	if pct(nomatch, nomatchN) < 90 || pct(sure, answerable) < 78 {
+		t.Errorf("left out in turn, the model answers %.1f%% of no-match requests not confident (want 90%%) and %.1f%% of answerable queries confidently (want 78%%)",
+			pct(nomatch, nomatchN), pct(sure, answerable))
 	}
 }

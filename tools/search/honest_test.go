@@ -1,8 +1,8 @@
 package search_test
 
 import (
-	"testing"
 	"github.com/sandcall/sandcall/tools/search"
+	"testing"
 )
 
 // TestKnownWordIsNoTypo: a query's word that is an English word the

@@ -479,12 +479,12 @@ func measureCatalogs(t *testing.T, pick func(set string) bool) figures {
 }
 
 // The held-out sets' guards: a little under what the ranking reaches
-// (96.9%, 81.8%, 84.6% and 91.5% when the confidence decision's threshold
-// became 0.83).
+// (96.9%, 81.8%, 87.0% and 91.5% since an answer that is not confident
+// holds the closest five; 84.6% in the first five with the closest three).
 const (
 	minHeldOutModel    = 96
 	minHeldOutRequest3 = 81
-	minHeldOutRequest5 = 84
+	minHeldOutRequest5 = 86
 	minHeldOutNomatch  = 90
 )
 

@@ -50,8 +50,11 @@ type Family struct {
 }
 
 // closestN is how many of the closest tools an answer that is not
-// confident holds.
-const closestN = 3
+// confident holds: as many as a model asks for when it asks for a few
+// (search_tools at a limit of 5), so that the confidence decision never
+// costs a query a right tool in its first five. (Three, before, dropped
+// a right tool ranked fourth or fifth whenever the answer was unsure.)
+const closestN = 5
 
 // Search ranks the tools for query and returns the best, at most limit of
 // them (all if limit ≤ 0), and whether they answer it (see Result). It
