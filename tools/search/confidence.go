@@ -11,7 +11,7 @@ import "math"
 // Five checks each once emptied a result on their own: a verb the catalog
 // never says, a service it lacks, an action that meets no tool's object,
 // a floor none of the best tools reaches, a query too vague. They decide
-// alone in a catalog smaller than gateMinTools.
+// alone in a catalog smaller than gate-min-tools (tuning.txt).
 //
 // In a catalog the size of the real ones, a logistic model decides. It
 // weighs the five checks with what else the ranking knows: how well the
@@ -19,7 +19,7 @@ import "math"
 // request and of their names they cover, whether their verb agrees, how
 // well their server fits), how far they stand above the rest, the
 // request's words the catalog never uses and what it implies. Its
-// probability that the query is answered must reach gateThreshold. A
+// probability that the query is answered must reach gate-threshold. A
 // request carries context no tool says (names, places, reasons), so no
 // one check tells a near miss from a request that matches; the model
 // weighs them together.
@@ -28,7 +28,7 @@ import "math"
 // in testdata, the sets held out to measure it excepted (gateHeldOut in
 // gate_test.go): a no-match request is a 0, an answerable query whose tool
 // is among the three best a 1. TestGateWeights refits it and checks
-// gateweights.go; TestGateLeftOut fits it on four catalogs and judges it on
+// gate.txt; TestGateLeftOut fits it on four catalogs and judges it on
 // the fifth. Its features are shares and ratios, not raw scores, which
 // depend on how much text a catalog's tools have.
 // docs/measurements/search.md says what it gained.
@@ -53,7 +53,7 @@ const (
 	gUnknownName // it names, capitalized, something the catalog does not know
 	gUnknown     // its words the catalog never uses
 	gUnknownCover
-	gMaxConf // the best confidence of the gateWindow best tools
+	gMaxConf // the best confidence of the gate-window best tools
 	gConcept // one of the three best tools says what it implies
 	gConcepts
 	gConf0Floor // the best tool's confidence over the floor
@@ -99,7 +99,7 @@ func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top fun
 	var conf, score [3]float64
 	var maxConf, max3 float64
 	for k, h := range all {
-		if k >= gateWindow {
+		if k >= ix.tn.gateWindow {
 			break
 		}
 		maxConf = max(maxConf, h.Confidence)
@@ -126,12 +126,12 @@ func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top fun
 }
 
 // gateProb is the model's probability that the request is answered
-// (gateWeight and gateBias: the fitted model, its standardization folded
-// in).
-func gateProb(x *gateX) float64 {
-	z := gateBias
+// (gateWeight and gateBias: the fitted model of gate.txt, its
+// standardization folded in).
+func (t *tuning) gateProb(x *gateX) float64 {
+	z := t.gateBias
 	for i, v := range x {
-		z += gateWeight[i] * v
+		z += t.gateWeight[i] * v
 	}
 	return 1 / (1 + math.Exp(-z))
 }

@@ -25,7 +25,7 @@ type Hit struct {
 // Result is a search's answer.
 type Result struct {
 	// Hits are the tools that fit the query, best first. When Confident
-	// is false they are the closest few (at most closestN), none of which
+	// is false they are the closest few (at most tuning.txt's closest), none of which
 	// fits the query well enough to be sure; there may be none when no
 	// tool shares a word with it.
 	Hits []Hit
@@ -49,13 +49,6 @@ type Family struct {
 	Tools int // how many of its tools the search could return
 }
 
-// closestN is how many of the closest tools an answer that is not
-// confident holds: as many as a model asks for when it asks for a few
-// (search_tools at a limit of 5), so that the confidence decision never
-// costs a query a right tool in its first five. (Three, before, dropped
-// a right tool ranked fourth or fifth whenever the answer was unsure.)
-const closestN = 5
-
 // Search ranks the tools for query and returns the best, at most limit of
 // them (all if limit ≤ 0), and whether they answer it (see Result). It
 // never answers with nothing for want of confidence: when no tool fits
@@ -66,7 +59,7 @@ const closestN = 5
 // first.
 func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(*tools.Tool) bool) Result {
 	r := ix.rank(ctx, query, limit, keep, false)
-	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident()}
+	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident(ix.tn)}
 	if r.usesFallback() {
 		// A request that names a family but that no tool fits above the
 		// floor is answered by the family's tools that do its action.
@@ -77,12 +70,15 @@ func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(
 		res.Total = len(res.Hits)
 	}
 	if !res.Confident {
+		// The closest few: as many as search_tools shows at a limit of 5
+		// (tuning.txt's closest), so that the decision costs no query a
+		// right tool in its first five.
 		res.Hits = r.closest
-		if n := min(closestN, max(limit, 1)); len(res.Hits) > n {
-			res.Hits = res.Hits[:n]
-		} else if limit <= 0 && len(res.Hits) > closestN {
-			res.Hits = res.Hits[:closestN]
+		n := ix.tn.closest
+		if limit > 0 {
+			n = min(n, limit)
 		}
+		res.Hits = res.Hits[:min(len(res.Hits), n)]
 		res.Total = len(res.Hits)
 		res.Families = ix.familyList(keep)
 	}
@@ -107,14 +103,14 @@ type ranked struct {
 // confident reports whether r's hits answer its query: a tool named
 // exactly does; otherwise the model decides a query it weighs, the checks
 // the others.
-func (r *ranked) confident() bool {
+func (r *ranked) confident(tn *tuning) bool {
 	switch {
 	case len(r.hits) == 0:
 		return false
 	case r.exact, r.family:
 		return true
 	case r.weighed:
-		return gateProb(&r.x) >= gateThreshold
+		return tn.gateProb(&r.x) >= tn.gateThreshold
 	case r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] > 0:
 		return false
 	case r.x[gFloor] > 0:
@@ -157,7 +153,7 @@ func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*to
 	// The model weighs every query in a catalog the size of the ones it
 	// was fitted to (see confidence.go); the checks alone decide in a
 	// smaller one.
-	model = model || len(ix.docs) >= gateMinTools
+	model = model || len(ix.docs) >= ix.tn.gateMinTools
 	m := ix.match(q)
 	f := &Query{ix: ix, q: q, m: m, model: model}
 	all, weak := ix.order(ctx, f, ix.candidates(m, keep))
@@ -212,7 +208,7 @@ func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*to
 // closest of them.
 func (r *ranked) answer(hits []Hit, limit int) {
 	r.total = len(hits)
-	r.closest = hits[:min(len(hits), closestN)]
+	r.closest = hits
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}

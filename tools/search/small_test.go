@@ -24,8 +24,12 @@ type smallSet struct {
 	} `json:"family"`
 }
 
-// smallHeldOut are the small catalogs' sets no change is tuned on.
-var smallHeldOut = []string{"web"}
+// smallSets are the small catalogs' query sets (testdata/small), and
+// smallHeldOut those no change is tuned on.
+var (
+	smallSets    = []string{"files", "demo", "web"}
+	smallHeldOut = []string{"web"}
+)
 
 // loadSmallSet reads testdata/small/<name>.json and its catalog.
 func loadSmallSet(t testing.TB, name string) (smallSet, []*tools.Tool) {
