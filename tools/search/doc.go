@@ -44,17 +44,18 @@
 //   - confidence (checks.go, confidence.go): five checks — a verb the
 //     catalog never says, a service it lacks, an action that meets no
 //     tool's object, a floor none of the best tools reaches, a query many
-//     tools fit alike — and, in a catalog of 100 tools or more, a
-//     logistic model over them and the ranking's features (gate.txt,
-//     fitted by TestGateWeights) decide whether the hits answer the
-//     query. A search never answers with nothing for want of confidence:
-//     Result.Confident says whether the hits answer it, and when they do
-//     not they are the closest five, with the catalog's families
-//     (Result.Families) to look further in.
+//     tools fit alike — and a logistic model over them and the ranking's
+//     features (gate.txt, fitted by TestGateWeights) decide whether the
+//     hits answer the query: in a catalog of 100 tools or more the model
+//     alone, in a smaller one the checks with a model fitted to small
+//     catalogs agreeing. A search never answers with nothing for want of
+//     confidence: Result.Confident says whether the hits answer it, and
+//     when they do not they are the closest five, with the catalog's
+//     families (Result.Families) to look further in.
 //
 // search.go drives the stages. Every tuned number is data: tuning.txt
 // (chosen by hand, each row saying what it does) and gate.txt (the
-// fitted model), embedded and read by tuning.go; TestTuningRows checks
+// fitted models), embedded and read by tuning.go; TestTuningRows checks
 // that each row still moves an answer.
 //
 // # Word knowledge

@@ -13,24 +13,43 @@ import (
 func (ix *Index) Typos(w string) []string { return ix.typos(w) }
 
 // GateFeatures ranks query as Search does and returns the model's
-// features of it (nil when no gate decides: no hit, or a tool named
-// exactly) and the five best tools.
-func (ix *Index) GateFeatures(query string) ([]float64, []Hit) {
+// features of it (nil when no model decides: no hit, a tool named
+// exactly, a family asked about), the five best tools, and, when no model
+// decides, whether the answer is confident.
+func (ix *Index) GateFeatures(query string) ([]float64, []Hit, bool) {
 	r := ix.rank(context.Background(), query, 5, nil, true)
 	if !r.weighed {
-		return nil, r.hits
+		return nil, r.hits, r.confident(ix.tn)
 	}
-	return r.x[:], r.hits
+	return r.x[:], r.hits, false
 }
 
 // Ranked returns the ranking of query before the gate decides.
 func (ix *Index) Ranked(query string) []Hit { return ix.RankedN(query, 3) }
 
-// GateModel is the gate's model as gate.txt holds it.
-func GateModel() (weight []float64, bias float64) {
+// GateModel is the weights of the gate's model as gate.txt holds it: the
+// small catalogs' if small.
+func GateModel(small bool) []float64 {
 	t := builtinTuning()
-	return t.gateWeight[:], t.gateBias
+	if small {
+		return t.smallGateWeight[:]
+	}
+	return t.gateWeight[:]
 }
+
+// GateBias is the bias of the gate's model (the small catalogs' if
+// small).
+func GateBias(small bool) float64 {
+	t := builtinTuning()
+	if small {
+		return t.smallGateBias
+	}
+	return t.gateBias
+}
+
+// SmallGateThreshold is the least probability of the small catalogs'
+// model at which an answer is confident.
+var SmallGateThreshold = builtinTuning().smallGateThreshold
 
 // GateThreshold is the least probability of the model at which an
 // answer is confident.

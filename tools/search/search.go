@@ -95,33 +95,38 @@ type ranked struct {
 	closest  []Hit
 	x        gateX
 	fallback []Hit
-	// weighed: the model decides (see confidence.go); exact: the query
-	// names a tool exactly; family: it asks about a family as a whole.
-	weighed, exact, family bool
+	// weighed: a model decides (see confidence.go), small: the small
+	// catalogs' one; exact: the query names a tool exactly; family: it
+	// asks about a family as a whole.
+	weighed, small, exact, family bool
 }
 
 // confident reports whether r's hits answer its query: a tool named
-// exactly does; otherwise the model decides a query it weighs, the checks
-// the others.
+// exactly does, a family asked about does; otherwise, in a large catalog,
+// the model decides; in a small one, the checks do and the small
+// catalogs' model must agree (see confidence.go).
 func (r *ranked) confident(tn *tuning) bool {
 	switch {
 	case len(r.hits) == 0:
 		return false
 	case r.exact, r.family:
 		return true
-	case r.weighed:
+	case r.weighed && !r.small:
 		return tn.gateProb(&r.x) >= tn.gateThreshold
 	case r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] > 0:
 		return false
-	case r.x[gFloor] > 0:
-		return len(r.fallback) > 0
+	case r.x[gFloor] > 0 && len(r.fallback) == 0:
+		return false
+	case r.weighed:
+		return tn.smallGateProb(&r.x) >= tn.smallGateThreshold
 	}
 	return true
 }
 
-// usesFallback reports whether r is answered by its family's fallback.
+// usesFallback reports whether r is answered by its family's fallback:
+// the checks decide, and its best tools fit under the floor.
 func (r *ranked) usesFallback() bool {
-	return !r.exact && !r.family && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
+	return !r.exact && !r.family && (!r.weighed || r.small) && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
 }
 
 // rank runs the pipeline on query: analyze, match (BM25F), rerank
@@ -150,10 +155,10 @@ func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*to
 	// mentions, and none of the catalog's families, asks for a tool of
 	// that service ("create a jira ticket" beside Linear).
 	r.x[gAbsent] = b2f(q.exact < 0 && ix.namesAbsentService(q.text, q.plain) && !ix.namesAnyFamily(q))
-	// The model weighs every query in a catalog the size of the ones it
-	// was fitted to (see confidence.go); the checks alone decide in a
-	// smaller one.
-	model = model || len(ix.docs) >= ix.tn.gateMinTools
+	// A model weighs every query: the one fitted to catalogs of the
+	// catalog's size (see confidence.go).
+	model = true
+	r.small = len(ix.docs) < ix.tn.gateMinTools
 	m := ix.match(q)
 	f := &Query{ix: ix, q: q, m: m, model: model}
 	all, weak := ix.order(ctx, f, ix.candidates(m, keep))

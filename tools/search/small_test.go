@@ -83,19 +83,21 @@ func measureSmall(ix *search.Index, s smallSet, misses testing.TB) smallFigures 
 }
 
 // TestSmallCatalogs measures search on catalogs of a few real servers
-// (30 to 40 tools), where the confidence decision is not the model fitted
-// to the large catalogs: model-style and whole-request top-k, no-match
-// requests answered not confident, family queries answered with their
-// family's tools. Run with -v for the figures; a held-out set's misses
-// are never logged.
+// (35 and 40 tools) and on sandcall's demo catalog (9 tools), where the
+// confidence decision is not the model fitted to the large catalogs:
+// model-style top-3 and whole requests' top-5, no-match requests answered
+// not confident, family queries answered with their family's tools. Run
+// with -v for the figures; a held-out set's misses are never logged. Its
+// floors are a little under what the search reaches (files: 100%, 85%,
+// 100%, 89%; demo: 100%, 88%, 90%; web, held out: 94%, 85%, 97%, 100%).
 func TestSmallCatalogs(t *testing.T) {
 	for _, c := range []struct {
 		name                         string
 		model, req5, nomatch, family float64
 	}{
-		{"files", 0, 0, 0, 0},
-		{"demo", 0, 0, 0, 0},
-		{"web", 0, 0, 0, 0},
+		{"files", 96, 80, 96, 85},
+		{"demo", 90, 85, 85, 0},
+		{"web", 90, 80, 93, 90},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, ts := loadSmallSet(t, c.name)

@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"flag"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -50,11 +51,22 @@ const (
 	smallMax = 60
 )
 
-// subsetFigures measures the seen (or, with held, the held-out) sets of
-// every real catalog on its small subsets: a query all of whose tools are
-// in a subset is answerable there; one none of whose tools is, or a
-// no-match request, is a no-match request there.
-func subsetFigures(t *testing.T, held bool) (f, orig figures, catalogs, tools int) {
+// subset is a small catalog cut from a real one (see smallSubsets) and
+// the queries of the real one's sets labelled for it: a model-style query
+// or whole request all of whose tools are in it is answerable there; one
+// none of whose tools is, or a no-match request, is a no-match request
+// there (the former derived: asked of a server the catalog lacks).
+type subset struct {
+	cat     string
+	tools   []*tools.Tool
+	qs      realQueries
+	derived []realQuery
+}
+
+// subsets are the small catalogs cut from every real catalog, with the
+// seen sets' queries (or, with held, the held-out sets').
+func subsets(t testing.TB, held bool) []subset {
+	var out []subset
 	for _, dir := range gateCatalogs {
 		var sets []realQueries
 		for _, file := range querySets(t, dir) {
@@ -64,13 +76,11 @@ func subsetFigures(t *testing.T, held bool) (f, orig figures, catalogs, tools in
 			}
 		}
 		for _, sub := range smallSubsets(t, dir) {
-			catalogs++
-			tools += len(sub)
 			in := map[string]bool{}
 			for _, tool := range sub {
 				in[tool.Name] = true
 			}
-			var qs, qo realQueries
+			s := subset{cat: dir, tools: sub}
 			place := func(q realQuery, answerable *[]realQuery) {
 				n := 0
 				for _, w := range q.Want {
@@ -80,34 +90,49 @@ func subsetFigures(t *testing.T, held bool) (f, orig figures, catalogs, tools in
 				}
 				switch {
 				case n == 0:
-					qs.Nomatch = append(qs.Nomatch, q)
+					s.derived = append(s.derived, q)
 				case n == len(q.Want):
 					*answerable = append(*answerable, q)
 				}
 			}
-			for _, s := range sets {
-				for _, q := range s.Model {
-					place(q, &qs.Model)
+			for _, qs := range sets {
+				for _, q := range qs.Model {
+					place(q, &s.qs.Model)
 				}
-				for _, q := range s.Request {
-					place(q, &qs.Request)
+				for _, q := range qs.Request {
+					place(q, &s.qs.Request)
 				}
-				qo.Nomatch = append(qo.Nomatch, s.Nomatch...)
+				s.qs.Nomatch = append(s.qs.Nomatch, qs.Nomatch...)
 			}
-			ix := search.New(sub)
-			f.add(measure(ix, qs, nil))
-			orig.add(measure(ix, qo, nil))
+			out = append(out, s)
 		}
 	}
-	return f, orig, catalogs, tools
+	return out
+}
+
+// subsetFigures measures the small subsets: their answerable queries and
+// own no-match requests (f), and their derived no-match requests (d).
+func subsetFigures(t *testing.T, held bool) (f, d figures, catalogs, tools int) {
+	for _, s := range subsets(t, held) {
+		catalogs++
+		tools += len(s.tools)
+		ix := search.New(s.tools)
+		f.add(measure(ix, s.qs, nil))
+		d.add(measure(ix, realQueries{Nomatch: s.derived}, nil))
+	}
+	return f, d, catalogs, tools
 }
 
 // TestSmallSubsets measures search on small catalogs cut from the real
-// ones (see smallSubsets) with the seen sets' queries. Run with -v.
+// ones (see subsets) with the seen sets' queries, and, with -heldout, the
+// held-out ones'. Run with -v.
 func TestSmallSubsets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches every seen query on every subset")
 	}
-	f, o, n, nt := subsetFigures(t, false)
-	t.Logf("%d small catalogs (%d tools): %s; the sets' own no-match requests not confident %d/%d (%.1f%%)", n, nt, f, o.nomatch, o.nomatchN, pct(o.nomatch, o.nomatchN))
+	f, d, n, nt := subsetFigures(t, *heldOutSubsets)
+	t.Logf("%d small catalogs (%d tools), held out %v: %s; no-match requests asked of servers they lack not confident %d/%d (%.1f%%)",
+		n, nt, *heldOutSubsets, f, d.nomatch, d.nomatchN, pct(d.nomatch, d.nomatchN))
 }
+
+var heldOutSubsets = flag.Bool("heldout", false, "TestSmallSubsets measures the held-out sets")

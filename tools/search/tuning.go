@@ -45,13 +45,13 @@ type tuning struct {
 	famShare, familyWide, familyElsewhere float64
 	minWideWords, minWideFamily           int
 
-	gateThreshold         float64
-	gateMinTools, closest int
+	gateThreshold, smallGateThreshold float64
+	gateMinTools, closest             int
 
-	// The gate's model (gate.txt): its weights and bias, its
-	// standardization folded in.
-	gateWeight gateX
-	gateBias   float64
+	// The gate's models (gate.txt): their weights and biases, their
+	// standardization folded in; the large catalogs' and the small ones'.
+	gateWeight, smallGateWeight gateX
+	gateBias, smallGateBias     float64
 }
 
 // tuningRow is a row of the tuning files: its name and where its values
@@ -73,9 +73,12 @@ func (t *tuning) rows() []tuningRow {
 		}
 		return out
 	}
-	gate := make([]*float64, nGate)
-	for i := range t.gateWeight {
-		gate[i] = &t.gateWeight[i]
+	gate := func(w *gateX) []*float64 {
+		out := make([]*float64, nGate)
+		for i := range w {
+			out[i] = &w[i]
+		}
+		return out
 	}
 	return []tuningRow{
 		f("field-weight", fields(&t.fieldWeight)...), f("field-b", fields(&t.fieldB)...), f("k1", &t.k1),
@@ -95,8 +98,10 @@ func (t *tuning) rows() []tuningRow {
 		n("small-family", &t.smallFamily),
 		f("fam-share", &t.famShare), f("family-wide", &t.familyWide), f("family-elsewhere", &t.familyElsewhere),
 		n("min-wide-words", &t.minWideWords), n("min-wide-family", &t.minWideFamily),
-		f("gate-threshold", &t.gateThreshold), n("gate-min-tools", &t.gateMinTools), n("closest", &t.closest),
-		f("gate-weight", gate...), f("gate-bias", &t.gateBias),
+		f("gate-threshold", &t.gateThreshold), n("gate-min-tools", &t.gateMinTools),
+		f("small-gate-threshold", &t.smallGateThreshold), n("closest", &t.closest),
+		f("gate-weight", gate(&t.gateWeight)...), f("gate-bias", &t.gateBias),
+		f("small-gate-weight", gate(&t.smallGateWeight)...), f("small-gate-bias", &t.smallGateBias),
 	}
 }
 

@@ -154,7 +154,7 @@ func TestTuningRows(t *testing.T) {
 // names the file, the line and what is wrong.
 func TestTuningFileErrors(t *testing.T) {
 	tun, gate := search.TuningTexts()
-	w, _ := search.GateModel()
+	w := search.GateModel(false)
 	n := len(w)
 	if err := search.ParseTuning(tun, gate); err != nil {
 		t.Fatalf("the embedded files: %v", err)
