@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/search"
 )
@@ -127,8 +128,8 @@ func subsetFigures(t *testing.T, held bool) (f, d figures, catalogs, tools int) 
 // ones (see subsets) with the seen sets' queries, and, with -heldout, the
 // held-out ones'. Run with -v.
 func TestSmallSubsets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("searches every seen query on every subset")
+	if testing.Short() || testenv.Race {
+		t.Skip("a measurement: searches every seen query on every subset")
 	}
 	f, d, n, nt := subsetFigures(t, *heldOutSubsets)
 	t.Logf("%d small catalogs (%d tools), held out %v: %s; no-match requests asked of servers they lack not confident %d/%d (%.1f%%)",

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandcall/sandcall/internal/testenv"
 	"github.com/sandcall/sandcall/tools"
 	"github.com/sandcall/sandcall/tools/search"
 )
@@ -121,6 +122,9 @@ func answers(ix *search.Index, qs []string) []string {
 func TestTuningRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches the probes once per row")
+	}
+	if testenv.Race {
+		t.Skip("-race: rows are numbers, not goroutines, and instrumented it takes about a minute; the plain test run checks them")
 	}
 	probes := tuningProbes(t)
 	base := make([][]string, len(probes))
