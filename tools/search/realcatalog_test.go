@@ -261,39 +261,56 @@ type blindSet struct {
 // no change may be tuned on them.
 func measureSets(t *testing.T, ts []*tools.Tool, dir string, sets []blindSet) {
 	ix := search.New(ts)
+	for _, set := range sets {
+		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
+			qs := loadQueryFile(t, dir+"/"+set.file)
+			log := labelled(t, ts, qs, slices.Contains(gateHeldOut, strings.TrimSuffix(set.file, ".json")))
+			f := measure(ix, qs, log)
+			t.Logf("%s on %d tools: %s", set.file, len(ts), f)
+			atLeast(t, []floor{
+				{"model-style top-3", pct(f.model, f.modelN), 100 * set.model},
+				{"whole requests top-3", pct(f.req3, f.reqN), 100 * set.request},
+				{"no-match not confident", pct(f.nomatch, f.nomatchN), 100 * set.noMatch},
+			})
+		})
+	}
+}
+
+// labelled fails t when a query of qs wants a tool ts lacks, and returns
+// where to log the set's misses: t, or nil for a held-out set (no change
+// may be tuned on its misses).
+func labelled(t *testing.T, ts []*tools.Tool, qs realQueries, heldOut bool) testing.TB {
+	t.Helper()
 	names := map[string]bool{}
 	for _, tool := range ts {
 		names[tool.Name] = true
 	}
-	for _, set := range sets {
-		t.Run(strings.TrimSuffix(set.file, ".json"), func(t *testing.T) {
-			qs := loadQueryFile(t, dir+"/"+set.file)
-			for _, q := range append(slices.Clone(qs.Model), qs.Request...) {
-				for _, w := range q.Want {
-					if !names[w] {
-						t.Fatalf("query %q wants %s, not in the catalog", q.Q, w)
-					}
-				}
+	for _, q := range append(slices.Clone(qs.Model), qs.Request...) {
+		for _, w := range q.Want {
+			if !names[w] {
+				t.Fatalf("query %q wants %s, not in the catalog", q.Q, w)
 			}
-			var log testing.TB = t
-			if slices.Contains(gateHeldOut, strings.TrimSuffix(set.file, ".json")) {
-				log = nil
-			}
-			f := measure(ix, qs, log)
-			t.Logf("%s on %d tools: %s", set.file, len(ts), f)
-			for _, c := range []struct {
-				name     string
-				got, min float64
-			}{
-				{"model-style top-3", pct(f.model, f.modelN), 100 * set.model},
-				{"whole requests top-3", pct(f.req3, f.reqN), 100 * set.request},
-				{"no-match not confident", pct(f.nomatch, f.nomatchN), 100 * set.noMatch},
-			} {
-				if c.got < c.min {
-					t.Errorf("%s: %.1f%%, want at least %.0f%%", c.name, c.got, c.min)
-				}
-			}
-		})
+		}
+	}
+	if heldOut {
+		return nil
+	}
+	return t
+}
+
+// floor is a figure of a query set and the least it may be, in percent.
+type floor struct {
+	name     string
+	got, min float64
+}
+
+// atLeast fails t for each figure under its floor.
+func atLeast(t *testing.T, fs []floor) {
+	t.Helper()
+	for _, f := range fs {
+		if f.got < f.min {
+			t.Errorf("%s: %.1f%%, want at least %.0f%%", f.name, f.got, f.min)
+		}
 	}
 }
 
