@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sandcall/sandcall/bindings/tsdecl"
@@ -98,13 +99,14 @@ type FoundTool struct {
 	Summary   string   `json:"summary" jsonschema:"The first sentence of the tool's description."`
 	Signature string   `json:"signature" jsonschema:"One-line TypeScript signature; {…} marks types shown in full by describe_tools."`
 	Callers   []string `json:"callers" jsonschema:"Who may call it: code (from a run_code program) and/or direct (as an MCP tool)."`
-	Call      string   `json:"call" jsonschema:"How to reach it: from a run_code program as await tools.<name>(args), or, for a tool programs may not call, directly as the MCP tool <name>."`
+	Call      string   `json:"call" jsonschema:"How to reach it: await tools.<name>(args) from a run_code program, or, for a tool programs may not call, directly as the MCP tool <name>."`
 }
 
 // route says how a caller reaches a tool that callers may call: from a
 // program when code may (the route that keeps results out of the model's
-// context), else directly as an MCP tool. It is search_tools' call field
-// and the first line of each describe_tools declaration.
+// context), else directly as an MCP tool. It is the first line of each
+// describe_tools declaration, and search_tools' call field for a tool
+// programs may not call (see searchCall).
 func route(name string, callers []string) string {
 	code, direct := false, false
 	for _, c := range callers {
@@ -120,6 +122,16 @@ func route(name string, callers []string) string {
 		return "directly as the MCP tool " + name + " (a person sees each call); programs may not call it"
 	}
 	return ""
+}
+
+// searchCall is search_tools' call field: route, short where a program
+// may call the tool (callers says whether it may also be called
+// directly), so that an answer of five tools stays small.
+func searchCall(name string, callers []string) string {
+	if slices.Contains(callers, string(tools.Code)) {
+		return "await tools." + name + "(args)"
+	}
+	return route(name, callers)
 }
 
 // SearchResult is search_tools' answer.
@@ -163,7 +175,7 @@ func (d *discovery) searchTool() *tools.Tool {
 			"Example: search_tools({\"query\": \"restart kubernetes deployment\", \"limit\": 3}) → " +
 			"{\"tools\": [{\"name\": \"k8s_rollout_restart\", \"summary\": \"Restart a deployment's pods.\", " +
 			"\"signature\": \"k8s_rollout_restart(args: {namespace: string; deployment: string}): Promise<unknown>\", " +
-			"\"callers\": [\"code\", \"direct\"], \"call\": \"in a run_code program: await tools.k8s_rollout_restart(args); …\"}], \"confident\": true, \"shown\": 1, \"total\": 1, \"searched\": 480}",
+			"\"callers\": [\"code\", \"direct\"], \"call\": \"await tools.k8s_rollout_restart(args)\"}], \"confident\": true, \"shown\": 1, \"total\": 1, \"searched\": 480}",
 		Examples: []tools.Example{{
 			Description: "find the tool that lists overdue invoices",
 			Args:        []byte(`{"query":"overdue invoices for a customer","limit":3}`),
@@ -192,7 +204,7 @@ func (d *discovery) search(ctx context.Context, a searchArgs) (SearchResult, err
 	for _, h := range found.Hits {
 		reportText(ctx, h.Tool) // its summary and signature are its server's text
 		res.Tools = append(res.Tools, FoundTool{Name: h.Tool.Name, Summary: sandbox.Cap(strings.TrimSpace(h.Tool.Summary()), 300),
-			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: route(h.Tool.Name, vis[h.Tool.Name])})
+			Signature: tsdecl.Signature(h.Tool), Callers: vis[h.Tool.Name], Call: searchCall(h.Tool.Name, vis[h.Tool.Name])})
 	}
 	res.Shown = len(res.Tools)
 	more := ""

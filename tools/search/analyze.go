@@ -50,7 +50,7 @@ type query struct {
 // group is one query word with its synonyms.
 type group struct {
 	terms  []string  // the word, then its synonyms
-	weight []float64 // 1 for the word, synonymWeight for a synonym
+	weight []float64 // 1 for the word, synonym-weight for a synonym
 	idf    []float64
 	cover  float64  // the group's weight in the query's coverage
 	qw     float64  // the weight of the word's sentence (see queryTerms)
@@ -88,7 +88,7 @@ func (ix *Index) analyze(text string) *query {
 		}
 	}
 	q.plain = plain
-	terms, qw := lx.queryTerms(plain)
+	terms, qw := lx.queryTerms(plain, ix.tn)
 	// hint adds a term the query implies but does not say, at synonym
 	// weight.
 	hint := func(t string) {
@@ -97,7 +97,7 @@ func (ix *Index) analyze(text string) *query {
 			if qw == nil {
 				qw = map[string]float64{}
 			}
-			qw[t] = synonymWeight
+			qw[t] = ix.tn.synonymWeight
 		}
 	}
 	// What a phrase implies: "how many …" asks for a count, which a tool
@@ -114,9 +114,9 @@ func (ix *Index) analyze(text string) *query {
 	cu := &cue{lower: lower, query: text, words: lowerWords(plain), kinds: kinds}
 	for i := range lx.concepts {
 		c := &lx.concepts[i]
-		if lx.says(c, cu) && (!slices.Contains(terms, c.terms[0]) || qw[c.terms[0]] > 0 && qw[c.terms[0]] < conceptWeight) {
+		if lx.says(c, cu) && (!slices.Contains(terms, c.terms[0]) || qw[c.terms[0]] > 0 && qw[c.terms[0]] < ix.tn.conceptWeight) {
 			hint(c.terms[0])
-			qw[c.terms[0]] = conceptWeight
+			qw[c.terms[0]] = ix.tn.conceptWeight
 			if q.concepts == nil {
 				q.concepts = map[string][]string{}
 			}
@@ -161,7 +161,7 @@ func (ix *Index) analyze(text string) *query {
 	q.question = lx.isQuestion(text)
 	// A short query that names, capitalized, something the catalog does
 	// not know ("create a Jira ticket") asks for a thing no tool has.
-	q.unknownName = len(q.groups) <= brandMaxGroups && ix.namesUnknown(plain)
+	q.unknownName = len(q.groups) <= ix.tn.brandMaxGroups && ix.namesUnknown(plain)
 	// specific: some query word other than a generic verb (get, show,
 	// create, …) is used by at most an eighth of the catalog. A query of
 	// common words only ("get the list of names") fits a tool only when it
@@ -171,16 +171,17 @@ func (ix *Index) analyze(text string) *query {
 	n := float64(len(ix.docs))
 	for _, g := range q.groups {
 		q.coverTotal += g.cover
-		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(3, n/8) && (!lx.verbs[g.terms[0]] || lx.specificVerbs[g.terms[0]]) {
+		if df := len(ix.post[g.terms[0]]); df > 0 && float64(df) <= max(float64(ix.tn.specificDF), ix.tn.specificShare*n) && (!lx.verbs[g.terms[0]] || lx.specificVerbs[g.terms[0]]) {
 			q.specific = true
 		}
 	}
 	// A long request carries context (names, places, what it is for)
-	// that no tool's text says: its floor falls from MinConfidence at
-	// shortQuery words to longFloor × MinConfidence at longQuery words.
-	q.floor = MinConfidence
-	if nw := float64(len(q.groups)); nw > shortQuery {
-		q.floor *= max(longFloor, 1-(1-longFloor)*(nw-shortQuery)/(longQuery-shortQuery))
+	// that no tool's text says: its floor falls from min-confidence at
+	// short-query words to long-floor × min-confidence at long-query words
+	// (tuning.txt).
+	q.floor = ix.tn.minConfidence
+	if nw := float64(len(q.groups)); nw > ix.tn.shortQuery {
+		q.floor *= max(ix.tn.longFloor, 1-(1-ix.tn.longFloor)*(nw-ix.tn.shortQuery)/(ix.tn.longQuery-ix.tn.shortQuery))
 	}
 	q.readAction()
 	q.famNamed = slices.ContainsFunc(q.groups, func(g group) bool { return ix.sureFamily(q, g.terms[0]) })
@@ -202,15 +203,18 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 		g.qw = x
 	}
 	if q.gerund[w] {
-		g.qw = min(g.qw, contextWeight)
+		g.qw = min(g.qw, ix.tn.contextWeight)
 	}
 	alts := lx.synonyms[w]
 	var typos []string
 	if len(ix.post[w]) == 0 {
 		typos = ix.typos(w)
+		if lx.knownWord(w) {
+			typos = ix.familyPrefixes(typos, w)
+		}
 	}
 	// The noun of a verb, and the verb of a noun ("associate" and
-	// associations, "attach" and upload_attachment): at derivedWeight.
+	// associations, "attach" and upload_attachment): at derived-weight.
 	nTypos := len(typos)
 	typos = append(typos, ix.derived(w)...)
 	if len(typos) > 0 {
@@ -226,18 +230,18 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 			g.terms = append(g.terms, s)
 			g.weight = append(g.weight, 1)
 			g.idf = append(g.idf, ix.idf(s))
-			q.inQuery[s] = synonymWeight
+			q.inQuery[s] = ix.tn.synonymWeight
 		}
 	}
 	for k, s := range alts {
 		if _, ok := q.inQuery[s]; ok {
 			continue
 		}
-		wt := synonymWeight
+		wt := ix.tn.synonymWeight
 		if k < nTypos {
-			wt = typoWeight
+			wt = ix.tn.typoWeight
 		} else if k < len(typos) {
-			wt = derivedWeight
+			wt = ix.tn.derivedWeight
 		}
 		g.terms = append(g.terms, s)
 		g.weight = append(g.weight, wt)
@@ -245,7 +249,7 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 		q.inQuery[s] = max(q.inQuery[s], wt)
 	}
 	// A word the catalog never uses also matches its related words in
-	// WordNet (big → size, remind → reminder), at relatedWeight.
+	// WordNet (big → size, remind → reminder), at related-weight.
 	var arg bool
 	if len(ix.post[w]) == 0 {
 		var rel []string
@@ -255,9 +259,9 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 				continue
 			}
 			g.terms = append(g.terms, s)
-			g.weight = append(g.weight, relatedWeight)
+			g.weight = append(g.weight, ix.tn.relatedWeight)
 			g.idf = append(g.idf, ix.idf(s))
-			q.inQuery[s] = relatedWeight
+			q.inQuery[s] = ix.tn.relatedWeight
 		}
 	}
 	// A word the catalog never uses weighs as the rarest (it is what
@@ -275,7 +279,7 @@ func (ix *Index) group(q *query, w string, terms []string, qw map[string]float64
 	}
 	g.cover *= g.qw
 	if arg && g.cover == maxIDF*g.qw {
-		g.cover *= argCover // a date, a person, a place: an argument
+		g.cover *= ix.tn.argCover // a date, a person, a place: an argument
 	}
 	return g
 }
@@ -539,4 +543,27 @@ func (lx *Lexicon) bareSuite(q, suite string) string {
 		out = append(out, w)
 	}
 	return strings.Join(out, " ")
+}
+
+// knownWord reports whether w, a query's term, is an English word the
+// lexicon or WordNet knows: a word the catalog lacks, not a misspelling
+// of one of its words ("send" is no typo of spend).
+func (lx *Lexicon) knownWord(w string) bool {
+	if lx.verbs[w] || len(lx.synonyms[w]) > 0 {
+		return true
+	}
+	rel, arg := related(w)
+	return len(rel) > 0 || arg
+}
+
+// familyPrefixes keeps of typos, w's, the family words w begins (mongo,
+// mongodb).
+func (ix *Index) familyPrefixes(typos []string, w string) []string {
+	out := typos[:0]
+	for _, v := range typos {
+		if ix.famDF[v] > 0 && strings.HasPrefix(v, w) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -51,11 +51,11 @@ func (ix *Index) match(q *query) *matches {
 				var tfc, str float64
 				for f := 0; f < nFields; f++ {
 					if p.tf[f] > 0 && (!famOnly || f == fFamily) {
-						tfc += weights[f] * float64(p.tf[f]) / (1 - bNorm[f] + bNorm[f]*float64(d.len[f])/ix.avgLen[f])
-						str = max(str, strength[f])
+						tfc += ix.tn.fieldWeight[f] * float64(p.tf[f]) / (1 - ix.tn.fieldB[f] + ix.tn.fieldB[f]*float64(d.len[f])/ix.avgLen[f])
+						str = max(str, ix.tn.fieldStrength[f])
 					}
 				}
-				s := g.qw * g.weight[j] * g.idf[j] * tfc * (k1 + 1) / (k1 + tfc)
+				s := g.qw * g.weight[j] * g.idf[j] * tfc * (ix.tn.k1 + 1) / (ix.tn.k1 + tfc)
 				if gScore[p.doc] == 0 && gCover[p.doc] == 0 {
 					gDocs = append(gDocs, p.doc)
 				}
@@ -86,7 +86,7 @@ func (ix *Index) match(q *query) *matches {
 // its tools' text, and returns the best score: a request's everyday words
 // ("text +1…", "our books") are likelier in a server's whole vocabulary
 // than in the one tool that serves it, so the server that fits the whole
-// request lends its tools serverBoost × its share of the best score.
+// request lends its tools server-boost × its share of the best score.
 func (ix *Index) serverScores(groups []group) ([]float64, float64) {
 	nS := float64(len(ix.srcNorm))
 	out := make([]float64, len(ix.srcNorm))
@@ -105,7 +105,7 @@ func (ix *Index) serverScores(groups []group) ([]float64, float64) {
 				if gs[p.srv] == 0 {
 					touched = append(touched, p.srv)
 				}
-				gs[p.srv] = max(gs[p.srv], idf*tf*(k1+1)/(tf+k1*ix.srcNorm[p.srv]))
+				gs[p.srv] = max(gs[p.srv], idf*tf*(ix.tn.k1+1)/(tf+ix.tn.k1*ix.srcNorm[p.srv]))
 			}
 		}
 		for _, k := range touched {

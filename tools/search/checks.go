@@ -25,7 +25,7 @@ func (ix *Index) missesObject(q *query, inFam map[int32]bool, keep func(*tools.T
 		!lx.actsOnLiteral(q.text) && !ix.actionMeetsObject(q.groups, q.action, inFam, keep, q.plain, q.concepts)
 }
 
-// fits reports whether one of the gateWindow best-ranked tools fits q
+// fits reports whether one of the gate-window best-ranked tools fits q
 // above its floor; then the ranking stands, whatever the confidence of
 // each hit. (A floor on each hit dropped the right tool, ranked first,
 // when a word of the request no tool says lowered its confidence, and
@@ -35,14 +35,14 @@ func (ix *Index) missesObject(q *query, inFam map[int32]bool, keep func(*tools.T
 // point, its other words context.
 func (ix *Index) fits(q *query, all []Hit) bool {
 	fits := false
-	for k := 0; k < gateWindow && k < len(all); k++ {
+	for k := 0; k < ix.tn.gateWindow && k < len(all); k++ {
 		fits = fits || all[k].Confidence >= q.floor ||
-			k < 3 && all[k].Confidence >= conceptFloor*q.floor && ix.namesConcept(int32(ix.byName[all[k].Tool.Name]), q.concepts)
+			k < 3 && all[k].Confidence >= ix.tn.conceptFloor*q.floor && ix.namesConcept(int32(ix.byName[all[k].Tool.Name]), q.concepts)
 	}
 	return fits
 }
 
-// cut drops, in place, the hits scoring under minRelative of the best
+// cut drops, in place, the hits scoring under min-relative of the best
 // (a tool named exactly does not raise the floor of the rest), and
 // reports whether the query is vague: many tools fit it about equally
 // ("list", "get the names"), telling them apart no better than no query.
@@ -58,14 +58,14 @@ func (ix *Index) cut(all []Hit) (out []Hit, vague bool) {
 	out = all[:0]
 	close := 0
 	for i, h := range all {
-		if i == 0 || h.Score >= minRelative*best {
+		if i == 0 || h.Score >= ix.tn.minRelative*best {
 			out = append(out, h)
 		}
-		if h.Score >= vagueRatio*best && h.Score < 1e6 {
+		if h.Score >= ix.tn.vagueRatio*best && h.Score < 1e6 {
 			close++
 		}
 	}
-	if best > 0 && close > max(vagueMin, len(ix.docs)/25) {
+	if best > 0 && close > max(ix.tn.vagueMin, len(ix.docs)/25) {
 		if all[0].Score < 1e6 {
 			vague = true
 		} else {
@@ -85,7 +85,7 @@ func (ix *Index) cut(all []Hit) (out []Hit, vague bool) {
 // searched). The query's objects are the words after its verb when they
 // name something tools name; when all are in prepositional phrases, a
 // tool's phrases meet them. A query with no object that some tool's name
-// has (of fam's, for a family of at most smallFamily tools) misses nothing
+// has (of fam's, for a family of at most small-family tools) misses nothing
 // — unless it names a family none of whose tools does the action. Only the
 // tools keep accepts count: a tool the caller cannot call does not answer
 // its request.
@@ -138,7 +138,7 @@ func (ix *Index) actionMeetsObject(groups []group, action map[string]bool, fam m
 	for d := range fam {
 		generic = generic && ix.docs[d].head == ""
 	}
-	if fam != nil && (len(fam) <= smallFamily || generic) {
+	if fam != nil && (len(fam) <= ix.tn.smallFamily || generic) {
 		// A small family does one thing: an object that none of its
 		// tools names is an argument ("run a SELECT on Postgres").
 		known = false

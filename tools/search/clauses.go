@@ -13,7 +13,7 @@ import (
 // clause that carries the text to write or the reason ("saying …",
 // "because …", "so that …"). A user's request mixes what to do with
 // what they know; the tool is named by the first.
-func (lx *Lexicon) queryTerms(q string) ([]string, map[string]float64) {
+func (lx *Lexicon) queryTerms(q string, tn *tuning) ([]string, map[string]float64) {
 	sents := sentences(q)
 	if len(sents) == 1 && !lx.hasArgClause(sents[0]) {
 		return lx.terms(q), nil
@@ -37,11 +37,11 @@ func (lx *Lexicon) queryTerms(q string) ([]string, map[string]float64) {
 	for _, s := range sents {
 		w := 1.0
 		if asks && lx.isContext(s) {
-			w = contextWeight
+			w = tn.contextWeight
 		}
 		head, tail := lx.splitArgClause(s)
 		add(head, w)
-		add(tail, min(w, argWeight))
+		add(tail, min(w, tn.argWeight))
 	}
 	return terms, qw
 }

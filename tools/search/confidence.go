@@ -10,28 +10,36 @@ import "math"
 //
 // Five checks each once emptied a result on their own: a verb the catalog
 // never says, a service it lacks, an action that meets no tool's object,
-// a floor none of the best tools reaches, a query too vague. They decide
-// alone in a catalog smaller than gateMinTools.
+// a floor none of the best tools reaches, a query too vague.
 //
-// In a catalog the size of the real ones, a logistic model decides. It
-// weighs the five checks with what else the ranking knows: how well the
-// best tools fit (their confidence against the floor, how much of the
-// request and of their names they cover, whether their verb agrees, how
-// well their server fits), how far they stand above the rest, the
-// request's words the catalog never uses and what it implies. Its
-// probability that the query is answered must reach gateThreshold. A
-// request carries context no tool says (names, places, reasons), so no
-// one check tells a near miss from a request that matches; the model
-// weighs them together.
+// In a catalog the size of the real ones (gate-min-tools, tuning.txt), a
+// logistic model decides. It weighs the five checks with what else the
+// ranking knows: how well the best tools fit (their confidence against
+// the floor, how much of the request and of their names they cover,
+// whether their verb agrees, how well their server fits), how far they
+// stand above the rest, the request's words the catalog never uses and
+// what it implies. Its probability that the query is answered must reach
+// gate-threshold. A request carries context no tool says (names, places,
+// reasons), so no one check tells a near miss from a request that
+// matches; the model weighs them together.
 //
-// The model is fitted to the labelled queries of the five real catalogs
-// in testdata, the sets held out to measure it excepted (gateHeldOut in
+// In a smaller catalog, where what a query's best tools look like is not
+// what that model learnt (one tool of forty meets much of any query), the
+// checks decide and a second model, fitted to small catalogs, must agree
+// (small-gate-threshold): a query no check fails is still not confident
+// when that model finds it unlikely to be answered.
+//
+// The models are fitted to the labelled queries of the five real catalogs
+// in testdata, the sets held out to measure them excepted (gateHeldOut in
 // gate_test.go): a no-match request is a 0, an answerable query whose tool
-// is among the three best a 1. TestGateWeights refits it and checks
-// gateweights.go; TestGateLeftOut fits it on four catalogs and judges it on
-// the fifth. Its features are shares and ratios, not raw scores, which
-// depend on how much text a catalog's tools have.
-// docs/measurements/search.md says what it gained.
+// is among the three best a 1. The small catalogs' model is fitted to the
+// same queries on small catalogs cut from the real ones (a few whole
+// servers, 20 to 60 tools; subsets_test.go), where a query whose tools
+// are all outside the cut is a no-match request too. TestGateWeights
+// refits both and checks gate.txt; TestGateLeftOut fits each on four
+// catalogs and judges it on the fifth. Their features are shares and
+// ratios, not raw scores, which depend on how much text a catalog's tools
+// have. docs/measurements/search.md says what they gained.
 
 // gateX is a query's features, indexed by the constants below.
 type gateX [nGate]float64
@@ -53,7 +61,7 @@ const (
 	gUnknownName // it names, capitalized, something the catalog does not know
 	gUnknown     // its words the catalog never uses
 	gUnknownCover
-	gMaxConf // the best confidence of the gateWindow best tools
+	gMaxConf // the best confidence of the gate-window best tools
 	gConcept // one of the three best tools says what it implies
 	gConcepts
 	gConf0Floor // the best tool's confidence over the floor
@@ -99,7 +107,7 @@ func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top fun
 	var conf, score [3]float64
 	var maxConf, max3 float64
 	for k, h := range all {
-		if k >= gateWindow {
+		if k >= ix.tn.gateWindow {
 			break
 		}
 		maxConf = max(maxConf, h.Confidence)
@@ -126,12 +134,21 @@ func (ix *Index) gateFeatures(x *gateX, q *query, inFam bool, all []Hit, top fun
 }
 
 // gateProb is the model's probability that the request is answered
-// (gateWeight and gateBias: the fitted model, its standardization folded
-// in).
-func gateProb(x *gateX) float64 {
-	z := gateBias
+// (gateWeight and gateBias: the fitted model of gate.txt, its
+// standardization folded in).
+func (t *tuning) gateProb(x *gateX) float64 { return logistic(&t.gateWeight, t.gateBias, x) }
+
+// smallGateProb is the small catalogs' model's probability that the
+// request is answered.
+func (t *tuning) smallGateProb(x *gateX) float64 {
+	return logistic(&t.smallGateWeight, t.smallGateBias, x)
+}
+
+// logistic is a logistic model's probability for x.
+func logistic(weight *gateX, bias float64, x *gateX) float64 {
+	z := bias
 	for i, v := range x {
-		z += gateWeight[i] * v
+		z += weight[i] * v
 	}
 	return 1 / (1 + math.Exp(-z))
 }

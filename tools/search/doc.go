@@ -44,15 +44,19 @@
 //   - confidence (checks.go, confidence.go): five checks — a verb the
 //     catalog never says, a service it lacks, an action that meets no
 //     tool's object, a floor none of the best tools reaches, a query many
-//     tools fit alike — and, in a catalog of 100 tools or more, a
-//     logistic model over them and the ranking's features
-//     (gateweights.go, fitted by TestGateWeights; its threshold in
-//     tuning.go) decide whether the hits answer the query. A search never answers with nothing for want
-//     of confidence: Result.Confident says whether the hits answer it, and
-//     when they do not they are the closest three, with the catalog's
+//     tools fit alike — and a logistic model over them and the ranking's
+//     features (gate.txt, fitted by TestGateWeights) decide whether the
+//     hits answer the query: in a catalog of 100 tools or more the model
+//     alone, in a smaller one the checks with a model fitted to small
+//     catalogs agreeing. A search never answers with nothing for want of
+//     confidence: Result.Confident says whether the hits answer it, and
+//     when they do not they are the closest five, with the catalog's
 //     families (Result.Families) to look further in.
 //
-// search.go drives the stages. tuning.go holds every tuned number.
+// search.go drives the stages. Every tuned number is data: tuning.txt
+// (chosen by hand, each row saying what it does) and gate.txt (the
+// fitted models), embedded and read by tuning.go; TestTuningRows checks
+// that each row still moves an answer.
 //
 // # Word knowledge
 //
@@ -73,26 +77,33 @@
 //
 // Every change to the ranking is measured on the labelled query sets of
 // five catalogs of real MCP servers (testdata/realcatalog*: 1,557 tools,
-// each set written blind by someone who had not seen the code) and on the
-// older fixture (testdata/catalog.txt). Some sets are held out: no change
-// is tuned on them (gateHeldOut in gate_test.go). The discipline:
+// each set written blind by someone who had not seen the code), on small
+// catalogs (testdata/small: a few real servers, and the demo tools; and
+// the real catalogs cut into catalogs of 20 to 60 tools,
+// subsets_test.go) and on the older fixture (testdata/catalog.txt). Some
+// sets are held out: no change is tuned on them (gateHeldOut in
+// gate_test.go, smallHeldOut in small_test.go). The discipline:
 //
 //  1. A refactor must leave every ranking unchanged: dump them before and
 //     after (go test -run TestDumpRankings -args -dump=FILE) and compare
 //     the files.
 //  2. A change of behavior is measured on the seen sets while it is
-//     tuned (go test -run TestSeenSets -v), then once on the held-out
-//     ones (TestHeldOutSets -v, which never prints a held-out query),
-//     with the figures before and after in the commit message. New word
-//     rows are data: add a row, and its generated test, to words/.
-//  3. When the ranking's features move, refit the gate's model (go test
-//     -run TestGateWeights -args -update) and check it left out
+//     tuned (go test -run 'TestSeenSets|TestSmallCatalogs|TestSmallSubsets'
+//     -v), then once on the held-out ones (TestHeldOutSets -v,
+//     TestSmallSubsets -v -args -heldout; neither prints a held-out
+//     query), with the figures before and after in the commit message.
+//     New word rows are data: add a row, and its generated test, to
+//     words/; a tuned number is a row of tuning.txt.
+//  3. When the ranking's features move, refit the gate's models (go test
+//     -run TestGateWeights -args -update) and check them left out
 //     (TestGateLeftOut).
 //  4. The per-set floors of the real-catalog tests guard against
 //     regressions; move one only with its new figure and the reason.
 //  5. Speed is measured, not asserted: BenchmarkSearchReal500 (a search
-//     on 500 real tools, about 0.12–0.2 ms) and BenchmarkBuildReal500,
-//     before and after, interleaved; on a loaded machine, as CPU time.
+//     on 500 real tools, about 0.12–0.2 ms; cpu-ns/op is the CPU time,
+//     the figure to compare on a loaded machine) and
+//     BenchmarkBuildReal500, before and after, interleaved. Answer size
+//     is measured in bindings (TestSearchAnswerSize).
 //
 // docs/measurements/search.md keeps the tuning history: what each round
 // tried, kept and dropped, with its figures.

@@ -14,7 +14,7 @@ import (
 var dumpFile = flag.String("dump", "", "TestDumpRankings writes every labelled query's ranking to this file")
 
 // TestDumpRankings writes, for every query of every labelled set (the
-// fixture's and the five real catalogs'), the ten best tools before the
+// fixture's, the five real catalogs' and the small catalogs'), the ten best tools before the
 // confidence decision with their scores and confidences, and what Search
 // answers: a refactor of the pipeline must leave the file unchanged
 // (go test -run TestDumpRankings -args -dump=before.txt, change, dump
@@ -42,6 +42,18 @@ func TestDumpRankings(t *testing.T) {
 	for _, file := range []string{"testdata/queries.txt", "testdata/utterances.txt"} {
 		for _, q := range loadQueries(t, file) {
 			dump(fix, file, q.text)
+		}
+	}
+	for _, name := range smallSets {
+		s, ts := loadSmallSet(t, name)
+		ix := search.New(ts)
+		for _, sec := range [][]realQuery{s.Model, s.Request, s.Nomatch} {
+			for _, q := range sec {
+				dump(ix, name, q.Q)
+			}
+		}
+		for _, q := range s.Family {
+			dump(ix, name, q.Q)
 		}
 	}
 	for _, dir := range gateCatalogs {

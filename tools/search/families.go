@@ -78,7 +78,7 @@ func (ix *Index) namesFamily(w string) bool {
 		return false
 	}
 	fd := ix.famDF[w]
-	return fd > 0 && fd < len(ix.docs) && float64(fd) >= famShare*float64(len(ix.post[w]))
+	return fd > 0 && fd < len(ix.docs) && float64(fd) >= ix.tn.famShare*float64(len(ix.post[w]))
 }
 
 // familyPrefixed returns the family word that w, a query word of at least
@@ -113,7 +113,7 @@ func (ix *Index) familyPrefixed(w string) string {
 			in++
 		}
 	}
-	if float64(in) < famShare*float64(len(ix.post[w])) {
+	if float64(in) < ix.tn.famShare*float64(len(ix.post[w])) {
 		return ""
 	}
 	return found
@@ -257,11 +257,11 @@ func (ix *Index) buildFamilies() {
 //     verbs and stop words: "memory", "what can the memory server do",
 //     "list the github tools";
 //   - or, when it names no family, one that all its words describe, with
-//     no verb but reading: at least minWideWords words, each said by at
-//     least familyWide of the family's tools and by at most
-//     familyElsewhere of the others' ("knowledge graph", where every tool
+//     no verb but reading: at least min-wide-words words, each said by at
+//     least family-wide of the family's tools and by at most
+//     family-elsewhere of the others' ("knowledge graph", where every tool
 //     of a memory server keeps one), in a family of at least
-//     minWideFamily tools.
+//     min-wide-family tools.
 //
 // A family of one tool is a tool, not a family to ask about.
 func (ix *Index) askedFamily(q *query) int {
@@ -335,8 +335,8 @@ func (ix *Index) askedFamily(q *query) int {
 		for k, n := range per {
 			fi := &ix.fams[k]
 			others := len(ix.post[w]) - n
-			if len(fi.docs) >= minWideFamily && float64(n) >= familyWide*float64(len(fi.docs)) &&
-				float64(others) <= familyElsewhere*float64(len(ix.docs)-len(fi.docs)) {
+			if len(fi.docs) >= ix.tn.minWideFamily && float64(n) >= ix.tn.familyWide*float64(len(fi.docs)) &&
+				float64(others) <= ix.tn.familyElsewhere*float64(len(ix.docs)-len(fi.docs)) {
 				wide = int(k)
 			}
 		}
@@ -345,7 +345,7 @@ func (ix *Index) askedFamily(q *query) int {
 		}
 		fam = wide
 	}
-	if content < minWideWords {
+	if content < ix.tn.minWideWords {
 		return -1
 	}
 	return fam

@@ -44,6 +44,7 @@ type Index struct {
 	// of the week), so that date must be told from it (see dropDates).
 	dateFamily  bool
 	lx          *Lexicon
+	tn          *tuning  // the tuned numbers (tuning.go)
 	reranker    Reranker // besides Lexical, if not nil (see Options)
 	rerankDepth int
 }
@@ -90,6 +91,8 @@ type Options struct {
 	// RerankDepth is how many of the lexical ranking's best tools the
 	// Reranker reorders; 0: 20.
 	RerankDepth int
+	// tuning replaces the embedded tuned numbers (for tests).
+	tuning *tuning
 }
 
 // NewWith indexes ts with the options o.
@@ -102,7 +105,11 @@ func NewWith(ts []*tools.Tool, o Options) *Index {
 	if depth <= 0 {
 		depth = 20
 	}
-	ix := &Index{lx: lx, reranker: o.Reranker, rerankDepth: depth, docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
+	tn := o.tuning
+	if tn == nil {
+		tn = builtinTuning()
+	}
+	ix := &Index{lx: lx, tn: tn, reranker: o.Reranker, rerankDepth: depth, docs: make([]doc, 0, len(ts)), post: map[string][]posting{}, byName: map[string]int{}, named: map[string]bool{}, ops: map[string][]int32{}}
 	var valid []*tools.Tool
 	for _, t := range ts {
 		if t != nil {
@@ -470,7 +477,7 @@ func (ix *Index) buildServers() {
 	}
 	ix.srcNorm = make([]float64, len(lens))
 	for k, l := range lens {
-		ix.srcNorm[k] = 1 - 0.75 + 0.75*l/max(avg, 1)
+		ix.srcNorm[k] = 1 - ix.tn.serverB + ix.tn.serverB*l/max(avg, 1)
 	}
 }
 

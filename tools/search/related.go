@@ -16,7 +16,7 @@ import (
 var relatedTable string
 
 // related returns the related words of w (a term in index form), and
-// whether w is mostly an argument's word (see argCover), found by a
+// whether w is mostly an argument's word (see arg-cover in tuning.txt), found by a
 // binary search of the sorted table: nothing is loaded or built.
 func related(w string) (rel []string, arg bool) {
 	s := relatedTable

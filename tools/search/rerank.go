@@ -117,26 +117,26 @@ func (Lexical) Rerank(_ context.Context, Q *Query, cands []Candidate) error {
 		if nameIDF > 0 {
 			ncov = nameHit / nameIDF
 		}
-		conf := min(1, confQuery*qcov+(1-confQuery)*ncov)
+		conf := min(1, ix.tn.confQuery*qcov+(1-ix.tn.confQuery)*ncov)
 		if m.objCover[i] < 1 {
-			conf *= noObject
+			conf *= ix.tn.noObject
 		}
-		s := m.score[i] * (qBase + qcov) * (1 + nBoost*ncov)
+		s := m.score[i] * (ix.tn.qBase + qcov) * (1 + ix.tn.nameBoost*ncov)
 		// A tool of a server whose whole vocabulary fits the request better
 		// ranks higher (see serverScores).
 		if k := ix.srcOf[i]; k >= 0 && Q.srvMax > 0 {
-			s *= 1 + serverBoost*Q.srvScore[k]/Q.srvMax
+			s *= 1 + ix.tn.serverBoost*Q.srvScore[k]/Q.srvMax
 		}
 		if q.unknownName {
-			conf *= brandConf
+			conf *= ix.tn.brandConf
 		}
 		switch q.agrees(d) {
 		case 1:
-			s *= verbBoost
+			s *= ix.tn.verbBoost
 		case -1:
-			s *= verbPenalty
+			s *= ix.tn.verbPenalty
 			if q.writeOnly && d.readsOnly(lx) {
-				s *= readOnlyPenalty
+				s *= ix.tn.readOnlyPenalty
 			}
 		}
 		if int(i) == q.exact {
@@ -147,7 +147,7 @@ func (Lexical) Rerank(_ context.Context, Q *Query, cands []Candidate) error {
 			verbHit = 0
 		}
 		c.Score, c.Confidence = s, conf
-		c.weak = !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < nameCover(q.famNamed)
+		c.weak = !q.specific && (nameHit+verbHit)/max(nameIDF, 1e-9) < ix.tn.nameCover(q.famNamed)
 		if Q.model && !c.weak {
 			Q.ncov[i] = ncov
 		}
@@ -187,10 +187,10 @@ func (q *query) agrees(d *doc) int {
 
 // nameCover is the least share of a tool's name (by idf) that a query of
 // common words only must say: in a family the query names for sure,
-// famNameCover, otherwise commonNameCover.
-func nameCover(famNamed bool) float64 {
+// fam-name-cover, otherwise common-name-cover.
+func (t *tuning) nameCover(famNamed bool) float64 {
 	if famNamed {
-		return famNameCover
+		return t.famNameCover
 	}
-	return commonNameCover
+	return t.commonNameCover
 }

@@ -25,7 +25,7 @@ type Hit struct {
 // Result is a search's answer.
 type Result struct {
 	// Hits are the tools that fit the query, best first. When Confident
-	// is false they are the closest few (at most closestN), none of which
+	// is false they are the closest few (at most tuning.txt's closest), none of which
 	// fits the query well enough to be sure; there may be none when no
 	// tool shares a word with it.
 	Hits []Hit
@@ -49,10 +49,6 @@ type Family struct {
 	Tools int // how many of its tools the search could return
 }
 
-// closestN is how many of the closest tools an answer that is not
-// confident holds.
-const closestN = 3
-
 // Search ranks the tools for query and returns the best, at most limit of
 // them (all if limit ≤ 0), and whether they answer it (see Result). It
 // never answers with nothing for want of confidence: when no tool fits
@@ -63,7 +59,7 @@ const closestN = 3
 // first.
 func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(*tools.Tool) bool) Result {
 	r := ix.rank(ctx, query, limit, keep, false)
-	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident()}
+	res := Result{Hits: r.hits, Total: r.total, Confident: r.confident(ix.tn)}
 	if r.usesFallback() {
 		// A request that names a family but that no tool fits above the
 		// floor is answered by the family's tools that do its action.
@@ -74,12 +70,15 @@ func (ix *Index) Search(ctx context.Context, query string, limit int, keep func(
 		res.Total = len(res.Hits)
 	}
 	if !res.Confident {
+		// The closest few: as many as search_tools shows at a limit of 5
+		// (tuning.txt's closest), so that the decision costs no query a
+		// right tool in its first five.
 		res.Hits = r.closest
-		if n := min(closestN, max(limit, 1)); len(res.Hits) > n {
-			res.Hits = res.Hits[:n]
-		} else if limit <= 0 && len(res.Hits) > closestN {
-			res.Hits = res.Hits[:closestN]
+		n := ix.tn.closest
+		if limit > 0 {
+			n = min(n, limit)
 		}
+		res.Hits = res.Hits[:min(len(res.Hits), n)]
 		res.Total = len(res.Hits)
 		res.Families = ix.familyList(keep)
 	}
@@ -96,33 +95,38 @@ type ranked struct {
 	closest  []Hit
 	x        gateX
 	fallback []Hit
-	// weighed: the model decides (see confidence.go); exact: the query
-	// names a tool exactly; family: it asks about a family as a whole.
-	weighed, exact, family bool
+	// weighed: a model decides (see confidence.go), small: the small
+	// catalogs' one; exact: the query names a tool exactly; family: it
+	// asks about a family as a whole.
+	weighed, small, exact, family bool
 }
 
 // confident reports whether r's hits answer its query: a tool named
-// exactly does; otherwise the model decides a query it weighs, the checks
-// the others.
-func (r *ranked) confident() bool {
+// exactly does, a family asked about does; otherwise, in a large catalog,
+// the model decides; in a small one, the checks do and the small
+// catalogs' model must agree (see confidence.go).
+func (r *ranked) confident(tn *tuning) bool {
 	switch {
 	case len(r.hits) == 0:
 		return false
 	case r.exact, r.family:
 		return true
-	case r.weighed:
-		return gateProb(&r.x) >= gateThreshold
+	case r.weighed && !r.small:
+		return tn.gateProb(&r.x) >= tn.gateThreshold
 	case r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] > 0:
 		return false
-	case r.x[gFloor] > 0:
-		return len(r.fallback) > 0
+	case r.x[gFloor] > 0 && len(r.fallback) == 0:
+		return false
+	case r.weighed:
+		return tn.smallGateProb(&r.x) >= tn.smallGateThreshold
 	}
 	return true
 }
 
-// usesFallback reports whether r is answered by its family's fallback.
+// usesFallback reports whether r is answered by its family's fallback:
+// the checks decide, and its best tools fit under the floor.
 func (r *ranked) usesFallback() bool {
-	return !r.exact && !r.family && !r.weighed && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
+	return !r.exact && !r.family && (!r.weighed || r.small) && r.x[gUnknownVerb]+r.x[gAbsent]+r.x[gAmo]+r.x[gVague] == 0 && r.x[gFloor] > 0 && len(r.fallback) > 0
 }
 
 // rank runs the pipeline on query: analyze, match (BM25F), rerank
@@ -133,6 +137,13 @@ func (r *ranked) usesFallback() bool {
 func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*tools.Tool) bool, model bool) (r ranked) {
 	q := ix.analyze(text)
 	if q == nil {
+		// A query of stop words only may still be a family's name (a
+		// server called "everything").
+		if k := ix.askedFamily(&query{lx: ix.lx, text: capText(text, MaxQueryBytes), exact: -1}); k >= 0 {
+			hits := ix.familyHits(k, nil, keep)
+			r.family = len(hits) > 0
+			r.answer(hits, limit)
+		}
 		return r
 	}
 	r.exact = q.exact >= 0
@@ -144,10 +155,10 @@ func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*to
 	// mentions, and none of the catalog's families, asks for a tool of
 	// that service ("create a jira ticket" beside Linear).
 	r.x[gAbsent] = b2f(q.exact < 0 && ix.namesAbsentService(q.text, q.plain) && !ix.namesAnyFamily(q))
-	// The model weighs every query in a catalog the size of the ones it
-	// was fitted to (see confidence.go); the checks alone decide in a
-	// smaller one.
-	model = model || len(ix.docs) >= gateMinTools
+	// A model weighs every query: the one fitted to catalogs of the
+	// catalog's size (see confidence.go).
+	model = true
+	r.small = len(ix.docs) < ix.tn.gateMinTools
 	m := ix.match(q)
 	f := &Query{ix: ix, q: q, m: m, model: model}
 	all, weak := ix.order(ctx, f, ix.candidates(m, keep))
@@ -202,7 +213,7 @@ func (ix *Index) rank(ctx context.Context, text string, limit int, keep func(*to
 // closest of them.
 func (r *ranked) answer(hits []Hit, limit int) {
 	r.total = len(hits)
-	r.closest = hits[:min(len(hits), closestN)]
+	r.closest = hits
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}

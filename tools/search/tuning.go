@@ -1,164 +1,178 @@
 package search
 
-// The tuned numbers of the ranking and the confidence decision, in one
-// place. Each was chosen on the seen query sets (docs/measurements/search.md
-// says how and what it gained); change one only with the held-out sets'
-// figures before and after (TestHeldOutSets -v), and refit the gate
-// (TestGateWeights -update) when the ranking's features move.
-
-// A tool whose name has a verb the query says (or, for a question that
-// says none, a reading verb) ranks verbBoost higher; one whose name's verb
-// is another ranks verbPenalty lower ("which merge requests wait for
-// review?" lists them rather than creates one).
-const (
-	verbBoost   = 1.3
-	verbPenalty = 0.8
-	// readOnlyPenalty further lowers a tool that only reads (get, list,
-	// search…) for a request whose verbs all change something.
-	readOnlyPenalty = 0.6
-	// serverBoost is the most a server's fit raises its tools' rank
-	// (see serverScores).
-	serverBoost = 0.5
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
 )
 
-// MinConfidence is the least confidence of the best fits of a query
-// (see docs/measurements/search.md).
-const MinConfidence = 0.3
+// The tuned numbers of the ranking and the confidence decision are data:
+// tuning.txt (chosen by hand on the seen query sets; each row says what
+// it does) and gate.txt (the gate's model, fitted by TestGateWeights).
+// Both are embedded and read once; an Index reads its numbers from its
+// tuning.
 
-// gateWindow is how many of the best-ranked tools may carry a query over
-// the floor (see Search).
-const gateWindow = 5
+//go:embed tuning.txt
+var tuningText string
 
-// smallFamily is the most tools of a family that does one thing (a
-// database's query tool, a search engine's two): a request naming it asks
-// for one of them, whatever it acts on (see actionMeetsObject).
-const smallFamily = 3
+//go:embed gate.txt
+var gateText string
 
-// noObject scales the confidence of a tool that meets no word of the
-// query but verbs, or their synonyms, in its name, family or summary: it does what the query
-// asks, to something the query does not say ("delete my Spotify
-// playlist" and a database's delete_many).
-const noObject = 0.8
+// tuning is the numbers of tuning.txt and gate.txt (see tuning.txt for
+// what each does).
+type tuning struct {
+	fieldWeight, fieldB, fieldStrength [nFields]float64
+	k1, serverB                        float64
 
-// A word names a family when at least famShare of the tools that use it
-// have it in their family (see namesFamily).
-const famShare = 0.8
+	synonymWeight, typoWeight, derivedWeight, relatedWeight, conceptWeight float64
+	contextWeight, argWeight, argCover                                     float64
+	specificDF                                                             int
+	specificShare                                                          float64
 
-// The floor of a long query (see Search).
-const (
-	shortQuery = 4.0
-	longQuery  = 8.0
-	longFloor  = 0.5
-)
+	confQuery, qBase, nameBoost                     float64
+	verbBoost, verbPenalty, readOnlyPenalty         float64
+	serverBoost, noObject                           float64
+	brandMaxGroups                                  int
+	brandConf, famNameCover, commonNameCover        float64
+	minConfidence, shortQuery, longQuery, longFloor float64
+	gateWindow                                      int
+	conceptFloor, minRelative, vagueRatio           float64
+	vagueMin, smallFamily                           int
 
-// Confidence and ranking, tuned on testdata/realcatalog (see the package
-// doc): a hit's confidence is confQuery × the query's coverage + (1 −
-// confQuery) × the name's coverage; its rank score is BM25F × (qBase +
-// query coverage) × (1 + nBoost × name coverage).
-const (
-	confQuery = 0.8
-	qBase     = 0.5
-	nBoost    = 0.4
-)
+	famShare, familyWide, familyElsewhere float64
+	minWideWords, minWideFamily           int
+
+	gateThreshold, smallGateThreshold float64
+	gateMinTools, closest             int
+
+	// The gate's models (gate.txt): their weights and biases, their
+	// standardization folded in; the large catalogs' and the small ones'.
+	gateWeight, smallGateWeight gateX
+	gateBias, smallGateBias     float64
+}
+
+// tuningRow is a row of the tuning files: its name and where its values
+// go, numbers or whole numbers.
+type tuningRow struct {
+	name string
+	f    []*float64
+	n    *int
+}
+
+// rows lists t's rows: tuning.txt's, then gate.txt's.
+func (t *tuning) rows() []tuningRow {
+	f := func(name string, p ...*float64) tuningRow { return tuningRow{name: name, f: p} }
+	n := func(name string, p *int) tuningRow { return tuningRow{name: name, n: p} }
+	fields := func(a *[nFields]float64) []*float64 {
+		out := make([]*float64, nFields)
+		for i := range a {
+			out[i] = &a[i]
+		}
+		return out
+	}
+	gate := func(w *gateX) []*float64 {
+		out := make([]*float64, nGate)
+		for i := range w {
+			out[i] = &w[i]
+		}
+		return out
+	}
+	return []tuningRow{
+		f("field-weight", fields(&t.fieldWeight)...), f("field-b", fields(&t.fieldB)...), f("k1", &t.k1),
+		f("field-strength", fields(&t.fieldStrength)...), f("server-b", &t.serverB),
+		f("synonym-weight", &t.synonymWeight), f("typo-weight", &t.typoWeight), f("derived-weight", &t.derivedWeight),
+		f("related-weight", &t.relatedWeight), f("concept-weight", &t.conceptWeight),
+		f("context-weight", &t.contextWeight), f("arg-weight", &t.argWeight), f("arg-cover", &t.argCover),
+		n("specific-df", &t.specificDF), f("specific-share", &t.specificShare),
+		f("conf-query", &t.confQuery), f("q-base", &t.qBase), f("name-boost", &t.nameBoost),
+		f("verb-boost", &t.verbBoost), f("verb-penalty", &t.verbPenalty), f("read-only-penalty", &t.readOnlyPenalty),
+		f("server-boost", &t.serverBoost), f("no-object", &t.noObject),
+		n("brand-max-groups", &t.brandMaxGroups), f("brand-conf", &t.brandConf),
+		f("fam-name-cover", &t.famNameCover), f("common-name-cover", &t.commonNameCover),
+		f("min-confidence", &t.minConfidence), f("short-query", &t.shortQuery), f("long-query", &t.longQuery),
+		f("long-floor", &t.longFloor), n("gate-window", &t.gateWindow), f("concept-floor", &t.conceptFloor),
+		f("min-relative", &t.minRelative), f("vague-ratio", &t.vagueRatio), n("vague-min", &t.vagueMin),
+		n("small-family", &t.smallFamily),
+		f("fam-share", &t.famShare), f("family-wide", &t.familyWide), f("family-elsewhere", &t.familyElsewhere),
+		n("min-wide-words", &t.minWideWords), n("min-wide-family", &t.minWideFamily),
+		f("gate-threshold", &t.gateThreshold), n("gate-min-tools", &t.gateMinTools),
+		f("small-gate-threshold", &t.smallGateThreshold), n("closest", &t.closest),
+		f("gate-weight", gate(&t.gateWeight)...), f("gate-bias", &t.gateBias),
+		f("small-gate-weight", gate(&t.smallGateWeight)...), f("small-gate-bias", &t.smallGateBias),
+	}
+}
+
+// parseTuning reads the tuning files' texts into a tuning: every row once,
+// no other; a value a finite number, a count a whole number ≥ 0.
+func parseTuning(files map[string]string) (*tuning, error) {
+	t := &tuning{}
+	rows := map[string]tuningRow{}
+	for _, r := range t.rows() {
+		rows[r.name] = r
+	}
+	seen := map[string]bool{}
+	for _, file := range []string{"tuning.txt", "gate.txt"} {
+		for i, line := range strings.Split(files[file], "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			bad := func(format string, a ...any) error {
+				return fmt.Errorf("%s:%d: %s", file, i+1, fmt.Sprintf(format, a...))
+			}
+			fs := strings.Fields(line)
+			r, ok := rows[fs[0]]
+			switch {
+			case !ok:
+				return nil, bad("no tuned number is named %q", fs[0])
+			case seen[fs[0]]:
+				return nil, bad("%s given twice", fs[0])
+			}
+			seen[fs[0]] = true
+			vals := fs[1:]
+			if want := max(len(r.f), 1); len(vals) != want {
+				return nil, bad("%s takes %d values, not %d", fs[0], want, len(vals))
+			}
+			for k, s := range vals {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+					return nil, bad("%s: %q is not a number", fs[0], s)
+				}
+				if r.n != nil {
+					if v != math.Trunc(v) || v < 0 {
+						return nil, bad("%s: %q is not a count", fs[0], s)
+					}
+					*r.n = int(v)
+				} else {
+					*r.f[k] = v
+				}
+			}
+		}
+	}
+	for _, r := range t.rows() {
+		if !seen[r.name] {
+			return nil, fmt.Errorf("tuning: %s is missing", r.name)
+		}
+	}
+	return t, nil
+}
 
 var (
-	weights = [nFields]float64{4, 2, 2, 0.8, 0.3}
-	bNorm   = [nFields]float64{0.3, 0, 0.5, 0.75, 0.75}
-	// strength is how much a match in each field counts toward the
-	// query's coverage.
-	strength = [nFields]float64{1, 1, 1, 0.7, 0.4}
+	builtinTuningOnce sync.Once
+	builtinTuningVal  *tuning
 )
 
-const (
-	k1 = 1.2
-	// synonymWeight is what a synonym of a query word counts, relative to
-	// the word itself.
-	synonymWeight = 0.6
-	// conceptWeight is the weight of what a request implies (see concepts).
-	conceptWeight = 1.5
-	// conceptFloor is the share of the floor a tool whose name says what
-	// the request implies needs to fit it (see Search).
-	conceptFloor = 0.4
-	// typoWeight is what a word one typo away from a query word the
-	// index lacks counts (qeury → query), or a family word it begins
-	// (mongo → mongodb).
-	typoWeight = 0.6
-	// derivedWeight is what a tool name's noun of a query's verb counts,
-	// or its verb of a query's noun (see derived).
-	derivedWeight = 0.8
-	// minRelative is the least score of a hit relative to the best one.
-	minRelative = 0.33
-	// A query is too vague when more than max(vagueMin, a 25th of the
-	// catalog) tools score within vagueRatio of the best.
-	vagueRatio = 0.85
-	vagueMin   = 8
-)
-
-// A request of at most brandMaxGroups words that names something the
-// catalog does not know (see namesUnknown) keeps brandConf of each hit's
-// confidence.
-const (
-	brandMaxGroups = 8
-	brandConf      = 0.5
-)
-
-const (
-	commonNameCover = 0.75
-	famNameCover    = 0.6
-)
-
-// The weights of a request's words by the part of the request they are in
-// (see queryTerms).
-const (
-	// contextWeight is the weight of a sentence that only tells the
-	// situation ("My laptop fan is going crazy.") in a request that also
-	// asks something.
-	contextWeight = 0.5
-	// argWeight is the weight of a clause that says what to write or why
-	// ("… saying the fix is deployed", "… so I can experiment").
-	argWeight = 0.4
-)
-
-// relatedWeight is what a related word (WordNet) of a query word the
-// catalog does not use counts, relative to the word itself: less than a
-// synonym of the hand-made table, which was chosen for tools' vocabulary.
-// (Expanding every query word, not only the unknown ones, lost queries on
-// all three sets; see docs/measurements/search.md.)
-const relatedWeight = 0.4
-
-// argCover scales the weight in a query's coverage of a word the catalog
-// does not use whose most frequent sense names a person, place, time,
-// quantity, food, … (WordNet's class; "dentist", "Friday", "kilometre"):
-// an argument of the request, not what it asks a tool to do.
-const argCover = 0.5
-
-// gateThreshold is the least probability of the model at which an
-// answer is confident. Fitted on four catalogs' seen sets and tried on the
-// fifth, in turn, a higher threshold answers more no-match requests not
-// confident and fewer answerable ones confident, and costs whole requests
-// little of their top five (their first three are answered either way):
-// 0.4 → 76.5% of no-match requests not confident, 88.9% of requests with a
-// right tool in the first five, 95.5% of answerable queries confident;
-// 0.8 → 91.1%, 88.2%, 83.0%; 0.83 → 92.1%, 88.2%, 80.5%; 0.85 → 93.0%,
-// 88.1%, 78.9%. 0.83 was chosen there, for 90% of no-match requests with a
-// margin.
-const gateThreshold = 0.83
-
-// gateMinTools is the smallest catalog the model weighs: the catalogs it
-// was fitted to have 213 to 363 tools. In a much smaller one what a
-// query's best tools look like is not what the model learnt (one tool of
-// ten meets much of any query), and the checks decide alone.
-const gateMinTools = 100
-
-// A query all of whose words are said by at least familyWide of a
-// family's tools, and by at most familyElsewhere of the others', asks
-// about the family as a whole (see askedFamily).
-// (Words one or two of a family's tools say, or one word alone, found a
-// family where the request asked one of its tools: "airtable list
-// bases", "every URL on docs.example.com".)
-const (
-	familyWide      = 0.6
-	familyElsewhere = 0.2
-	minWideWords    = 2
-	minWideFamily   = 3
-)
+// builtinTuning is the embedded tuning, read once.
+func builtinTuning() *tuning {
+	builtinTuningOnce.Do(func() {
+		t, err := parseTuning(map[string]string{"tuning.txt": tuningText, "gate.txt": gateText})
+		if err != nil {
+			panic("search: the embedded tuning files: " + err.Error())
+		}
+		builtinTuningVal = t
+	})
+	return builtinTuningVal
+}
